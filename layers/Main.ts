@@ -1,0 +1,46 @@
+/**
+ * Picks the profile from the environment: DATABASE_URL set -> Server
+ * (PostgreSQL), otherwise Embedded (PGlite). The cache is Redis whenever
+ * REDIS_URL is set. `Serve` adds HTTP on HOST:PORT.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Option } from "effect"
+import { createServer } from "node:http"
+import { AppConfig } from "../src/config/AppConfig.ts"
+import { HttpLive } from "../src/http/HttpLive.ts"
+import { Application } from "./Application.ts"
+import { describeCache } from "./Cache.ts"
+import * as Embedded from "./Embedded.ts"
+import { Logging, Tracing } from "./Observability.ts"
+import * as Server from "./Server.ts"
+
+const isServer = Effect.map(AppConfig, (config) => Option.isSome(config.databaseUrl))
+
+export const Infrastructure = Layer.unwrapEffect(
+  Effect.map(isServer, (server) => (server ? Server.Infrastructure : Embedded.Infrastructure))
+)
+
+/** Everything but HTTP: what the operator CLI runs on. */
+export const Runtime = Application.pipe(Layer.provideMerge(Infrastructure))
+
+const Announce = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const store = yield* (yield* isServer) ? Server.describeStore : Embedded.describeStore
+    const cache = yield* describeCache
+    yield* Effect.logInfo(`Engram listening on http://${config.host}:${config.port}`).pipe(
+      Effect.annotateLogs({ store, cache, data_dir: config.dataDir })
+    )
+  })
+)
+
+const Http = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+)
+
+export const Serve = Layer.mergeAll(HttpLive, Announce).pipe(
+  Layer.provide(Runtime),
+  Layer.provide(Http),
+  Layer.provide(Tracing),
+  Layer.provide(Logging)
+)

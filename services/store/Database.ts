@@ -1,0 +1,42 @@
+/**
+ * The SQL client in its two shapes: PGlite in-process (embedded default) and a
+ * PostgreSQL server. Both run the same SQL through @effect/sql-pg.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { createPgConfig } from "@electric-sql/pglite/node-postgres"
+import { PgClient } from "@effect/sql-pg"
+import { SqlError } from "@effect/sql/SqlError"
+import { Duration, Effect, Redacted } from "effect"
+import { mkdirSync } from "node:fs"
+import Pg from "pg"
+
+/**
+ * PGlite behind node-postgres with a pool of exactly one connection: PGlite is
+ * single-session, so every query must go through the same connection.
+ * `dataDir` is a directory, or `memory://` for a throwaway database.
+ */
+export const layerPglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          if (!options.dataDir.startsWith("memory://")) mkdirSync(options.dataDir, { recursive: true })
+          const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {})
+          const pool = new Pg.Pool({ ...createPgConfig(pglite), max: 1 } as Pg.PoolConfig)
+          return { pglite, pool }
+        },
+        catch: (cause) => new SqlError({ cause, message: `cannot open the embedded store at ${options.dataDir}` })
+      }),
+      ({ pglite, pool }) => Effect.promise(() => pool.end().then(() => pglite.close())).pipe(Effect.ignore)
+    ).pipe(Effect.map(({ pool }) => pool)),
+    applicationName: "engram"
+  })
+
+/** A PostgreSQL server. Start-up fails if it cannot be reached: no fallback. */
+export const layerPostgres = (url: Redacted.Redacted, maxConnections = 10) =>
+  PgClient.layer({
+    url,
+    maxConnections,
+    connectTimeout: Duration.seconds(5),
+    applicationName: "engram"
+  })

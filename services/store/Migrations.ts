@@ -1,0 +1,13 @@
+/** Numbered migrations, run at start-up; the migrator locks its table so nodes starting together take turns. */
+import { Migrator } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import m0001 from "./migrations/0001_foundation.ts"
+
+const run = Migrator.make({})
+
+export const migrate = run({
+  loader: Migrator.fromRecord({ "0001_foundation": m0001 }),
+  table: "engram_migrations"
+}).pipe(Effect.withSpan("Migrations.migrate"))
+
+export const layer = Layer.effectDiscard(migrate)

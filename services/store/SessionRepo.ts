@@ -1,0 +1,35 @@
+/** Session tokens: only the digest is stored; the row carries the organization the session acts in. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Role } from "../../src/domain/Principal.ts"
+import { storeFailure } from "./SqlFailure.ts"
+
+export interface SessionRow {
+  readonly id: string
+  readonly secret_hash: string
+  readonly user_id: string
+  readonly org_id: string
+  readonly expires_at: Date
+  readonly role: Role | null
+}
+
+export class SessionRepo extends Effect.Service<SessionRepo>()("engram/store/SessionRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      create: (row: { id: string; hash: string; userId: string; orgId: string; now: Date; expiresAt: Date }) =>
+        sql`INSERT INTO sessions (id, secret_hash, user_id, org_id, created_at, expires_at)
+            VALUES (${row.id}, ${row.hash}, ${row.userId}, ${row.orgId}, ${row.now}, ${row.expiresAt})`.pipe(
+          Effect.asVoid,
+          storeFailure
+        ),
+      /** The session with the user's current role in its organization (null once they left it). */
+      find: (id: string) =>
+        sql<SessionRow>`SELECT s.id, s.secret_hash, s.user_id, s.org_id, s.expires_at, m.role
+          FROM sessions s LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
+          WHERE s.id = ${id}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), storeFailure),
+      delete: (id: string) => sql`DELETE FROM sessions WHERE id = ${id}`.pipe(Effect.asVoid, storeFailure),
+      deleteExpired: (now: Date) => sql`DELETE FROM sessions WHERE expires_at <= ${now}`.pipe(Effect.asVoid, storeFailure)
+    }
+  })
+}) {}

@@ -1,0 +1,82 @@
+/** The operator CLI: `engram serve | bootstrap | keys create|list|revoke`. */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { KeyEnv } from "../domain/ApiKeys.ts"
+import { Accounts } from "../identity/Accounts.ts"
+import { ApiKeys } from "../identity/ApiKeys.ts"
+import { Runtime, Serve } from "../../layers/Main.ts"
+import { QuietLogging } from "../../layers/Observability.ts"
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value))
+
+/** Store-only commands: no HTTP, logs on stderr so stdout is just the answer. */
+const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys>) =>
+  effect.pipe(Effect.provide(Runtime), Effect.provide(QuietLogging))
+
+const serve = Command.make("serve", {}, () => Layer.launch(Serve)).pipe(
+  Command.withDescription("Run the HTTP service (embedded store unless DATABASE_URL is set)")
+)
+
+const org = Options.text("org").pipe(Options.withDescription("organization name"))
+const email = Options.text("email")
+const password = Options.text("password").pipe(Options.optional)
+
+const bootstrap = Command.make("bootstrap", { org, email, password }, (args) =>
+  onStore(Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const apiKeys = yield* ApiKeys
+    const session = yield* accounts.bootstrap({
+      orgName: args.org,
+      email: args.email.trim().toLowerCase(),
+      password: Option.getOrUndefined(args.password)
+    })
+    const principal = yield* accounts.operator(session.org_id)
+    const key = yield* apiKeys.create(principal, { name: "bootstrap", env: "test" })
+    yield* printJson({ org_id: session.org_id, user_id: session.user_id, session_token: session.session_token, api_key: key.raw_key })
+  }))).pipe(Command.withDescription("Create an organization, its owner and one test API key; prints one JSON line"))
+
+const orgId = Options.text("org").pipe(Options.withDescription("organization id (org_...)"))
+
+const keysCreate = Command.make("create", {
+  orgId,
+  name: Options.text("name"),
+  env: Options.choice("env", KeyEnv.literals).pipe(Options.withDefault("test" as const)),
+  expiresInDays: Options.integer("expires-in-days").pipe(Options.optional)
+}, (args) =>
+  onStore(Effect.gen(function*() {
+    const principal = yield* (yield* Accounts).operator(args.orgId)
+    const days = Option.getOrUndefined(args.expiresInDays)
+    if (days !== undefined && (days < 1 || days > 3650)) return yield* Effect.fail("--expires-in-days must be 1 to 3650")
+    const key = yield* (yield* ApiKeys).create(principal, {
+      name: args.name,
+      env: args.env,
+      ...(days === undefined ? {} : { expires_in_days: days })
+    })
+    yield* printJson(key)
+  })))
+
+const keysList = Command.make("list", { orgId }, (args) =>
+  onStore(Effect.gen(function*() {
+    const principal = yield* (yield* Accounts).operator(args.orgId)
+    yield* printJson(yield* (yield* ApiKeys).list(principal.orgId))
+  })))
+
+const keysRevoke = Command.make("revoke", { orgId, keyId: Args.text({ name: "key-id" }) }, (args) =>
+  onStore(Effect.gen(function*() {
+    const principal = yield* (yield* Accounts).operator(args.orgId)
+    yield* (yield* ApiKeys).revoke(principal.orgId, args.keyId)
+    yield* printJson({ id: args.keyId, revoked: true })
+  })))
+
+const keys = Command.make("keys").pipe(
+  Command.withSubcommands([keysCreate, keysList, keysRevoke]),
+  Command.withDescription("Manage an organization's API keys on the configured store")
+)
+
+export const cli = Command.make("engram").pipe(
+  Command.withSubcommands([serve, bootstrap, keys]),
+  Command.run({ name: "engram", version: "0.1.0" })
+)
+
+export const CliConfig = AppConfig.layer

@@ -1,0 +1,48 @@
+/** Every setting, read from the environment once; a bad value stops start-up with the variable's name. */
+import { Config, Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+
+export interface AppConfigShape {
+  readonly host: string
+  readonly port: number
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  readonly sessionTtl: Duration.Duration
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "json" | "pretty"
+  readonly otlpEndpoint: Option.Option<string>
+  readonly serviceName: string
+}
+
+const nonEmptyRedacted = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(
+    Config.map(Option.filter((value) => Redacted.value(value).trim() !== ""))
+  )
+
+export const fromEnv: Config.Config<AppConfigShape> = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: nonEmptyRedacted("DATABASE_URL"),
+  redisUrl: nonEmptyRedacted("REDIS_URL"),
+  sessionTtl: Config.integer("SESSION_TTL_HOURS").pipe(
+    Config.validate({ message: "must be between 1 and 8760", validation: (h) => h >= 1 && h <= 8760 }),
+    Config.withDefault(720),
+    Config.map(Duration.hours)
+  ),
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logFormat: Config.literal("json", "pretty", "auto")("LOG_FORMAT").pipe(
+    Config.withDefault("auto" as const),
+    Config.map((format) => format === "auto" ? (process.stdout.isTTY ? "pretty" as const : "json" as const) : format)
+  ),
+  otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
+    Config.map(Option.filter((s) => s.trim() !== ""))
+  ),
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram"))
+})
+
+export class AppConfig extends Context.Tag("engram/config/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, fromEnv)
+  static readonly make = (overrides: Partial<AppConfigShape> = {}) =>
+    Layer.effect(AppConfig, Effect.map(fromEnv, (config) => ({ ...config, ...overrides })))
+}

@@ -1,0 +1,20 @@
+/** The whole HTTP contract, shared by the server, the OpenAPI document and typed clients. */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { ApiKeysApi } from "./ApiKeysApi.ts"
+import { AuthApi, LogoutApi } from "./AuthApi.ts"
+import { ServiceUnavailable } from "./Errors.ts"
+import { OrgsApi } from "./OrgsApi.ts"
+import { SpacesApi } from "./SpacesApi.ts"
+import { SystemApi } from "./SystemApi.ts"
+
+export class EngramApi extends HttpApi.make("engram")
+  .add(SystemApi)
+  .add(AuthApi)
+  .add(LogoutApi)
+  .add(OrgsApi)
+  .add(ApiKeysApi)
+  .add(SpacesApi)
+  .addError(ServiceUnavailable)
+  .annotate(OpenApi.Title, "Engram")
+  .annotate(OpenApi.Description, "Long-term memory service for software agents")
+{}

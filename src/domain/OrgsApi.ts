@@ -1,0 +1,28 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { AddMemberRequest, Member, MemberList, Organization } from "./Accounts.ts"
+import { Conflict, InsufficientRole, NotFound, SessionRequired } from "./Errors.ts"
+import { Authentication } from "./Principal.ts"
+
+export class OrgsApi extends HttpApiGroup.make("orgs")
+  .add(HttpApiEndpoint.get("me", "/v1/orgs/me").addSuccess(Organization))
+  .add(HttpApiEndpoint.get("listMembers", "/v1/orgs/me/members").addSuccess(MemberList))
+  .add(
+    HttpApiEndpoint.post("addMember", "/v1/orgs/me/members")
+      .setPayload(AddMemberRequest)
+      .addSuccess(Member, { status: 201 })
+      .addError(InsufficientRole)
+      .addError(NotFound)
+      .addError(Conflict)
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember", "/v1/orgs/me/members/:user_id")
+      .setPath(Schema.Struct({ user_id: Schema.String }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(InsufficientRole)
+      .addError(NotFound)
+      .addError(Conflict)
+  )
+  .addError(SessionRequired)
+  .middleware(Authentication)
+{}

@@ -1,0 +1,28 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { Conflict, Forbidden, InsufficientRole, NotFound } from "./Errors.ts"
+import { Authentication } from "./Principal.ts"
+import { CreateSpaceRequest, Space, SpaceList } from "./Spaces.ts"
+import { Page } from "./Strict.ts"
+
+const SpacePath = Schema.Struct({ space_id: Schema.String })
+
+export class SpacesApi extends HttpApiGroup.make("spaces")
+  .add(HttpApiEndpoint.get("list", "/v1/spaces").setUrlParams(Page(100, 1000)).addSuccess(SpaceList))
+  .add(
+    HttpApiEndpoint.post("create", "/v1/spaces")
+      .setPayload(CreateSpaceRequest)
+      .addSuccess(Space, { status: 201 })
+      .addError(Conflict)
+  )
+  .add(HttpApiEndpoint.get("get", "/v1/spaces/:space_id").setPath(SpacePath).addSuccess(Space))
+  .add(
+    HttpApiEndpoint.del("delete", "/v1/spaces/:space_id")
+      .setPath(SpacePath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(InsufficientRole)
+  )
+  .addError(NotFound)
+  .addError(Forbidden)
+  .middleware(Authentication)
+{}

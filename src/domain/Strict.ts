@@ -1,0 +1,20 @@
+import { Schema } from "effect"
+
+/** Request bodies reject unknown fields (422 `validation_error`) instead of dropping them. */
+export const strict = <S extends Schema.Schema.Any>(schema: S): S =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error" } }) as S
+
+/** A bounded, trimmed, non-blank string. */
+export const Text = (max: number) =>
+  Schema.String.pipe(Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }), Schema.maxLength(max))
+
+/** `limit` / `offset` query parameters. */
+export const Page = (defaultLimit: number, maxLimit: number) =>
+  Schema.Struct({
+    limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxLimit)), {
+      default: () => defaultLimit
+    }),
+    offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)), {
+      default: () => 0
+    })
+  })

@@ -1,0 +1,87 @@
+/**
+ * The outermost HTTP middleware: gives every request an id (a sane client-sent
+ * `X-Request-ID` is echoed), puts it on every response and in every log line,
+ * and renders every failure in the documented envelope. Never a stack trace.
+ *
+ * It works as a pre-response handler because the server turns failures into
+ * responses (404 for no route, 400 for an unreadable body, 500 for a defect)
+ * before any middleware sees them.
+ */
+import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect } from "effect"
+import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { classifyBody, envelope } from "./ErrorEnvelope.ts"
+import { allowedMethods } from "./Routes.ts"
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+export const requestIdOf = (header: string | undefined) =>
+  header !== undefined && SANE_REQUEST_ID.test(header) ? header : `req_${randomBase62(24)}`
+
+const pathOf = (url: string) => url.split("?")[0] ?? "/"
+
+const readJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
+  if (response.body._tag !== "Uint8Array") return undefined
+  try {
+    return JSON.parse(new TextDecoder().decode(response.body.body))
+  } catch {
+    return undefined
+  }
+}
+
+/** Any response of status >= 400, whoever produced it, leaves as the envelope. */
+const toEnvelope = (
+  requestId: string,
+  request: HttpServerRequest.HttpServerRequest,
+  response: HttpServerResponse.HttpServerResponse
+) => {
+  if (response.status < 400) return response
+  const body = readJson(response)
+  if (response.status === 404 && body === undefined) {
+    const path = pathOf(request.url)
+    const allowed = allowedMethods(path)
+    if (allowed.length > 0) {
+      return envelope(requestId, {
+        status: 405,
+        code: "method_not_allowed",
+        message: `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}`
+      }, { allow: allowed.join(", ") })
+    }
+    return envelope(requestId, { status: 404, code: "not_found", message: `no route for ${request.method} ${path}` })
+  }
+  if (response.status === 400 && body === undefined) {
+    return envelope(requestId, { status: 400, code: "bad_request", message: "the request body is not valid JSON" })
+  }
+  return envelope(requestId, classifyBody(response.status, body), response.headers)
+}
+
+const expected = (cause: Cause.Cause<unknown>) => {
+  if (Cause.isInterruptedOnly(cause)) return true
+  const failure = Cause.squash(cause)
+  return failure instanceof HttpServerError.RouteNotFound || failure instanceof HttpServerError.RequestError
+}
+
+export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const requestId = requestIdOf(request.headers["x-request-id"])
+    const started = Date.now()
+    yield* Effect.annotateCurrentSpan("request_id", requestId)
+    yield* HttpApp.appendPreResponseHandler((request, response) => {
+      const final = HttpServerResponse.setHeader(toEnvelope(requestId, request, response), "x-request-id", requestId)
+      return Effect.as(
+        Effect.logInfo("request").pipe(Effect.annotateLogs({
+          request_id: requestId,
+          method: request.method,
+          path: pathOf(request.url),
+          status: final.status,
+          duration_ms: Date.now() - started
+        })),
+        final
+      )
+    })
+    return yield* app.pipe(
+      Effect.tapErrorCause((cause) => expected(cause) ? Effect.void : Effect.logError("unhandled failure", cause)),
+      Effect.annotateLogs("request_id", requestId)
+    )
+  })

@@ -1,0 +1,23 @@
+/** The HTTP application: every HttpApi group, /openapi.json, /docs, behind the envelope middleware. */
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { Layer } from "effect"
+import { EngramApi } from "../domain/Api.ts"
+import { ApiKeyHandlers } from "./ApiKeyHandlers.ts"
+import { AuthenticationLive } from "./AuthenticationLive.ts"
+import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
+import { envelopeMiddleware } from "./Envelope.ts"
+import { OrgHandlers } from "./OrgHandlers.ts"
+import { SpaceHandlers } from "./SpaceHandlers.ts"
+import { SystemHandlers } from "./SystemHandlers.ts"
+
+export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
+  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers]),
+  Layer.provide(AuthenticationLive)
+)
+
+/** Serves the API on whatever HttpServer the profile provides (a port, or a test server). */
+export const HttpLive = HttpApiBuilder.serve(envelopeMiddleware).pipe(
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(ApiLive)
+)

@@ -1,0 +1,25 @@
+/** The route table read back from the HttpApi, to tell an unknown path (404) from a wrong method (405). */
+import { HttpApi } from "@effect/platform"
+import { EngramApi } from "../domain/Api.ts"
+
+interface Route {
+  readonly method: string
+  readonly pattern: RegExp
+}
+
+const compile = (path: string) =>
+  new RegExp(`^${path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}/?$`)
+
+const routes: Array<Route> = [
+  { method: "GET", pattern: compile("/openapi.json") },
+  { method: "GET", pattern: compile("/docs") }
+]
+HttpApi.reflect(EngramApi, {
+  onGroup: () => {},
+  onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, pattern: compile(endpoint.path) })
+})
+
+/** The methods served at a path; empty when the path is unknown. */
+export const allowedMethods = (path: string): ReadonlyArray<string> => [
+  ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
+]

@@ -1,0 +1,57 @@
+/**
+ * Spaces of the caller's organization. A space_id that only another
+ * organization holds answers 403 `forbidden`; one nobody holds, 404 `not_found`.
+ * Nothing else of another organization's space is ever read.
+ */
+import { Clock, Effect, Option } from "effect"
+import { Forbidden, NotFound } from "../domain/Errors.ts"
+import type { PrincipalShape } from "../domain/Principal.ts"
+import type { CreateSpaceRequest } from "../domain/Spaces.ts"
+import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import { newId } from "../identity/Ids.ts"
+
+export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
+  effect: Effect.gen(function*() {
+    const repo = yield* SpaceRepo
+
+    const missing = (orgId: string, spaceId: string) =>
+      Effect.flatMap(repo.heldElsewhere(orgId, spaceId), (elsewhere): Effect.Effect<never, Forbidden | NotFound> =>
+        elsewhere
+          ? Effect.fail(new Forbidden({ message: `space ${spaceId} does not belong to your organization` }))
+          : Effect.fail(new NotFound({ message: `space ${spaceId} not found` })))
+
+    /** The caller's space, or the documented 403/404. */
+    const get = Effect.fn("Spaces.get")(function*(principal: PrincipalShape, spaceId: string) {
+      yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
+      const space = yield* repo.find(principal.orgId, spaceId)
+      if (Option.isNone(space)) return yield* missing(principal.orgId, spaceId)
+      return space.value
+    })
+
+    const create = Effect.fn("Spaces.create")(function*(principal: PrincipalShape, request: CreateSpaceRequest) {
+      const spaceId = request.space_id ?? newId("sp")
+      yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
+      return yield* repo.create(principal.orgId, {
+        spaceId,
+        name: request.name?.trim() ?? spaceId,
+        spaceType: request.space_type ?? "general",
+        description: request.description ?? "",
+        now: new Date(yield* Clock.currentTimeMillis)
+      })
+    })
+
+    const remove = Effect.fn("Spaces.delete")(function*(principal: PrincipalShape, spaceId: string) {
+      yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
+      const deleted = yield* repo.delete(principal.orgId, spaceId)
+      if (!deleted) return yield* missing(principal.orgId, spaceId)
+    })
+
+    return {
+      get,
+      create,
+      delete: remove,
+      list: (principal: PrincipalShape, page: { limit: number; offset: number }) =>
+        Effect.map(repo.list(principal.orgId, page.limit, page.offset), (result) => ({ ...result, ...page }))
+    }
+  })
+}) {}
