@@ -1,0 +1,153 @@
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { call, signup } from "../support/Http.ts"
+import { eachProfile } from "../support/Suite.ts"
+
+const expectEnvelope = (reply: { status: number; headers: Record<string, string>; body: any }, status: number, code: string) => {
+  expect(reply.status).toBe(status)
+  expect(Object.keys(reply.body)).toEqual(["error"])
+  expect(reply.body.error.code).toBe(code)
+  expect(typeof reply.body.error.message).toBe("string")
+  expect(reply.body.error.message.length).toBeGreaterThan(0)
+  expect(reply.body.error.request_id).toBe(reply.headers["x-request-id"])
+  expect(JSON.stringify(reply.body)).not.toMatch(/at .*\.ts:\d+|stack/i)
+}
+
+eachProfile("error envelope and request ids", (it) => {
+  it.effect("every response carries a generated X-Request-ID", () =>
+    Effect.gen(function*() {
+      const a = yield* call("GET", "/health")
+      const b = yield* call("GET", "/health")
+      expect(a.status).toBe(200)
+      expect(a.body).toEqual({ status: "ok" })
+      expect(a.headers["x-request-id"]).toMatch(/^req_[A-Za-z0-9]{24}$/)
+      expect(b.headers["x-request-id"]).not.toBe(a.headers["x-request-id"])
+    }))
+
+  it.effect("a sane client request id is echoed, an unsafe one replaced", () =>
+    Effect.gen(function*() {
+      const echoed = yield* call("GET", "/v1/nothing-here", { headers: { "x-request-id": "trace-42.a:b_c" } })
+      expect(echoed.headers["x-request-id"]).toBe("trace-42.a:b_c")
+      expect(echoed.body.error.request_id).toBe("trace-42.a:b_c")
+      const replaced = yield* call("GET", "/health", { headers: { "x-request-id": "x".repeat(200) } })
+      expect(replaced.headers["x-request-id"]).toMatch(/^req_/)
+      const spaces = yield* call("GET", "/health", { headers: { "x-request-id": "bad id<script>" } })
+      expect(spaces.headers["x-request-id"]).toMatch(/^req_/)
+    }))
+
+  it.effect("malformed JSON is 400 bad_request", () =>
+    Effect.gen(function*() {
+      expectEnvelope(yield* call("POST", "/auth/signup", { raw: "{\"email\": " }), 400, "bad_request")
+      expectEnvelope(yield* call("POST", "/auth/signup", { raw: "" }), 400, "bad_request")
+    }))
+
+  it.effect("a body that is not an object is 400 bad_request", () =>
+    Effect.gen(function*() {
+      expectEnvelope(yield* call("POST", "/auth/signup", { raw: "[1,2]" }), 400, "bad_request")
+      expectEnvelope(yield* call("POST", "/auth/signup", { raw: "\"text\"" }), 400, "bad_request")
+    }))
+
+  it.effect("a missing required field is 400 bad_request naming it", () =>
+    Effect.gen(function*() {
+      const reply = yield* call("POST", "/auth/signup", { json: { email: "a@b.example", password: "long enough" } })
+      expectEnvelope(reply, 400, "bad_request")
+      expect(reply.body.error.message).toContain("org_name")
+    }))
+
+  it.effect("an unknown field is 422 validation_error naming it", () =>
+    Effect.gen(function*() {
+      const reply = yield* call("POST", "/auth/signup", {
+        json: { email: "a@b.example", password: "long enough", org_name: "x", colour: "blue" }
+      })
+      expectEnvelope(reply, 422, "validation_error")
+      expect(reply.body.error.message).toContain("colour")
+    }))
+
+  it.effect("a malformed field is 422 validation_error", () =>
+    Effect.gen(function*() {
+      expectEnvelope(
+        yield* call("POST", "/auth/signup", { json: { email: "not-an-email", password: "long enough", org_name: "x" } }),
+        422,
+        "validation_error"
+      )
+      expectEnvelope(
+        yield* call("POST", "/auth/signup", { json: { email: "a@b.example", password: 12345678, org_name: "x" } }),
+        422,
+        "validation_error"
+      )
+      const owner = yield* signup()
+      expectEnvelope(
+        yield* call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: "staging" } }),
+        422,
+        "validation_error"
+      )
+      expectEnvelope(
+        yield* call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: "test", expires_in_days: 0 } }),
+        422,
+        "validation_error"
+      )
+      expectEnvelope(
+        yield* call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: "test", expires_in_days: 3651 } }),
+        422,
+        "validation_error"
+      )
+      expectEnvelope(
+        yield* call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: "test", expires_in_days: 1.5 } }),
+        422,
+        "validation_error"
+      )
+      expectEnvelope(yield* call("GET", "/v1/spaces?limit=abc", { token: owner.token }), 422, "validation_error")
+      expectEnvelope(yield* call("GET", "/v1/spaces?limit=0", { token: owner.token }), 422, "validation_error")
+    }))
+
+  it.effect("unknown routes are 404 not_found and wrong methods 405 with Allow", () =>
+    Effect.gen(function*() {
+      expectEnvelope(yield* call("GET", "/v1/does-not-exist"), 404, "not_found")
+      expectEnvelope(yield* call("POST", "/"), 404, "not_found")
+      const wrong = yield* call("DELETE", "/v1/api-keys")
+      expectEnvelope(wrong, 405, "method_not_allowed")
+      expect(wrong.headers["allow"]).toBe("GET, POST")
+      expectEnvelope(yield* call("PUT", "/v1/spaces/abc"), 405, "method_not_allowed")
+    }))
+
+  it.effect("bad input never becomes a 500", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup()
+      const inputs: Array<[string, string]> = [
+        ["/v1/spaces", "{\"space_id\": \"\"}"],
+        ["/v1/spaces", "{\"space_id\": \"../etc\"}"],
+        ["/v1/spaces", "{\"space_id\": 5}"],
+        ["/v1/spaces", "{\"name\": null}"],
+        ["/v1/spaces", "null"],
+        ["/v1/spaces", "{\"space_type\": \"weird\"}"],
+        ["/v1/api-keys", "{\"name\": \"x\", \"env\": \"live\", \"expires_in_days\": \"7\"}"],
+        ["/auth/login", "{\"email\": \"" + "a".repeat(5000) + "@x.io\", \"password\": \"x\"}"]
+      ]
+      for (const [path, raw] of inputs) {
+        const reply = yield* call("POST", path, { raw, token: owner.token })
+        expect(reply.status, `${path} ${raw.slice(0, 40)}`).toBeGreaterThanOrEqual(400)
+        expect(reply.status, `${path} ${raw.slice(0, 40)}`).toBeLessThan(500)
+        expect(reply.body.error.request_id).toBe(reply.headers["x-request-id"])
+      }
+    }))
+
+  it.effect("health, readiness, space types, OpenAPI and docs need no key", () =>
+    Effect.gen(function*() {
+      const ready = yield* call("GET", "/ready")
+      expect(ready.status).toBe(200)
+      expect(ready.body.status).toBe("ready")
+      const types = yield* call("GET", "/v1/space-types")
+      expect(types.status).toBe(200)
+      expect(types.body.items.map((t: any) => t.space_type)).toContain("general")
+      const openapi = yield* call("GET", "/openapi.json")
+      expect(openapi.status).toBe(200)
+      expect(openapi.body.openapi).toMatch(/^3\./)
+      expect(Object.keys(openapi.body.paths)).toEqual(
+        expect.arrayContaining(["/v1/api-keys", "/v1/api-keys/{id}", "/v1/spaces", "/v1/spaces/{space_id}", "/auth/signup"])
+      )
+      const docs = yield* call("GET", "/docs")
+      expect(docs.status).toBe(200)
+      expect(docs.headers["content-type"]).toContain("text/html")
+      expect(docs.headers["x-request-id"]).toBeDefined()
+    }))
+})

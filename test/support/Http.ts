@@ -1,0 +1,75 @@
+/** Raw HTTP calls, so tests see exactly what is on the wire: status, headers and JSON body. */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect } from "effect"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: any
+  readonly text: string
+}
+
+export interface CallOptions {
+  readonly json?: unknown
+  readonly raw?: string
+  readonly token?: string
+  readonly headers?: Record<string, string>
+}
+
+export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, options: CallOptions = {}) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(path)
+    if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
+    if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
+    if (options.json !== undefined) request = yield* HttpClientRequest.bodyJson(request, options.json)
+    if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    let body: any = undefined
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      body = text
+    }
+    return { status: response.status, headers: response.headers as Record<string, string>, body, text } satisfies Reply
+  }).pipe(Effect.scoped, Effect.orDie)
+
+let counter = 0
+export const uniqueEmail = (label = "user") => `${label}-${Date.now()}-${process.pid}-${++counter}@example.test`
+
+export interface Account {
+  readonly token: string
+  readonly orgId: string
+  readonly userId: string
+  readonly email: string
+  readonly password: string
+}
+
+export const signup = (label = "owner") =>
+  Effect.gen(function*() {
+    const email = uniqueEmail(label)
+    const password = "correct horse battery"
+    const reply = yield* call("POST", "/auth/signup", { json: { email, password, org_name: `${label} org` } })
+    if (reply.status !== 201) return yield* Effect.dieMessage(`signup failed: ${reply.status} ${reply.text}`)
+    return { token: reply.body.session_token, orgId: reply.body.org_id, userId: reply.body.user_id, email, password } as Account
+  })
+
+export const createKey = (session: string, body: Record<string, unknown> = { name: "test key", env: "test" }) =>
+  Effect.gen(function*() {
+    const reply = yield* call("POST", "/v1/api-keys", { token: session, json: body })
+    if (reply.status !== 201) return yield* Effect.dieMessage(`key creation failed: ${reply.status} ${reply.text}`)
+    return reply.body as { id: string; raw_key: string; key_prefix: string; expires_at: string | null }
+  })
+
+/** A second user added to `owner`'s organization with `role`, signed in there. */
+export const addMember = (owner: Account, role: "admin" | "member") =>
+  Effect.gen(function*() {
+    const other = yield* signup(role)
+    const added = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: other.email, role } })
+    if (added.status !== 201) return yield* Effect.dieMessage(`add member failed: ${added.status} ${added.text}`)
+    const login = yield* call("POST", "/auth/login", {
+      json: { email: other.email, password: other.password, org_id: owner.orgId }
+    })
+    return { ...other, token: login.body.session_token as string, orgId: owner.orgId }
+  })

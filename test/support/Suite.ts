@@ -1,0 +1,29 @@
+/** Runs a block of HTTP tests once per profile, each against its own node; says loudly when a profile is skipped. */
+import { describe, it, layer } from "@effect/vitest"
+import type { Vitest } from "@effect/vitest"
+import type { HttpClient } from "@effect/platform"
+import { Duration } from "effect"
+import { type Infrastructure, profiles, serverSkipReason } from "./Profiles.ts"
+import { testNode } from "./TestNode.ts"
+
+type NodeServices = HttpClient.HttpClient | Infrastructure
+
+export const eachProfile = (title: string, body: (it: Vitest.MethodsNonLive<NodeServices, true>) => void) => {
+  for (const profile of profiles) {
+    layer(testNode(profile.infrastructure), { excludeTestServices: true, timeout: Duration.minutes(2) })(
+      `${title} [${profile.name}]`,
+      body as (it: Vitest.MethodsNonLive<any, true>) => void
+    )
+  }
+  if (serverSkipReason !== undefined) {
+    describe(`${title} [server profile]`, () => {
+      it.skip(serverSkipReason, () => {})
+    })
+  }
+}
+
+let warned = false
+if (serverSkipReason !== undefined && !warned) {
+  warned = true
+  console.warn(`\n*** ${serverSkipReason} ***\n`)
+}

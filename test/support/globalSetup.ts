@@ -1,0 +1,54 @@
+/**
+ * Once per run: a migrated PGlite data directory that every test file clones
+ * (a fresh initdb costs seconds), and, when DATABASE_URL is set, a fresh
+ * PostgreSQL database for the server-profile tests, dropped at the end.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import Pg from "pg"
+import { layerPglite } from "../../services/store/Database.ts"
+import * as Migrations from "../../services/store/Migrations.ts"
+
+const migrateWith = (layer: Layer.Layer<PgClient.PgClient | import("@effect/sql").SqlClient.SqlClient, unknown>) =>
+  Effect.runPromise(Migrations.migrate.pipe(Effect.provide(layer), Effect.scoped))
+
+export default async function setup() {
+  const dir = mkdtempSync(join(tmpdir(), "engram-test-"))
+  const scratch = join(dir, "template")
+  await migrateWith(layerPglite({ dataDir: scratch }))
+  const pglite = await PGlite.create(scratch)
+  const dump = await pglite.dumpDataDir("none")
+  await pglite.close()
+  const templateFile = join(dir, "template.tar")
+  writeFileSync(templateFile, Buffer.from(await dump.arrayBuffer()))
+  process.env.ENGRAM_TEST_TEMPLATE = templateFile
+
+  let dropDatabase = async () => {}
+  const serverUrl = process.env.DATABASE_URL
+  if (serverUrl) {
+    const name = `engram_test_${process.pid}_${Date.now()}`
+    const admin = new Pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.end()
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    process.env.ENGRAM_TEST_DATABASE_URL = url.toString()
+    await migrateWith(PgClient.layer({ url: Redacted.make(url.toString()) }))
+    dropDatabase = async () => {
+      const admin = new Pg.Client({ connectionString: serverUrl })
+      await admin.connect()
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    }
+  }
+
+  return async () => {
+    await dropDatabase()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
