@@ -1,8 +1,8 @@
 /**
- * API key lifecycle. Last-used times are gathered in memory and flushed every
- * 30 seconds (and at shutdown), so authenticating never writes to the store.
+ * API key lifecycle. Last-used times are gathered in memory and written at most
+ * once per 30 seconds (and at shutdown), so authenticating never writes to the store.
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import type { CreateApiKeyRequest } from "../domain/ApiKeys.ts"
 import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
@@ -13,6 +13,7 @@ import { ApiKeyRepo, toApiKey } from "../../services/store/ApiKeyRepo.ts"
 /** How long a node may trust a key row it verified; the revocation marker outlives it. */
 export const KEY_CACHE_TTL = Duration.seconds(30)
 export const REVOKED_MARKER_TTL = Duration.minutes(10)
+export const LAST_USED_FLUSH_DELAY = Duration.seconds(30)
 export const revokedMarker = (keyId: string) => `key-revoked:${keyId}`
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("engram/identity/ApiKeys", {
@@ -29,8 +30,26 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("engram/identity/ApiKeys"
       return repo.touch(batch)
     }).pipe(Effect.catchAll((error) => Effect.logWarning("could not record key last-used times", error.message)))
 
-    yield* flush.pipe(Effect.repeat(Schedule.spaced("30 seconds")), Effect.forkScoped)
     yield* Effect.addFinalizer(() => flush)
+    const scope = yield* Effect.scope
+    let flushScheduled = false
+
+    /** Records a use; the first use after a flush schedules the next one. */
+    const markUsed = (keyId: string, at: Date) =>
+      Effect.suspend(() => {
+        lastUsed.set(keyId, at)
+        if (flushScheduled) return Effect.void
+        flushScheduled = true
+        return Effect.sleep(LAST_USED_FLUSH_DELAY).pipe(
+          Effect.zipRight(Effect.suspend(() => {
+            flushScheduled = false
+            return flush
+          })),
+          Effect.withSpan("ApiKeys.flushLastUsed"),
+          Effect.forkIn(scope),
+          Effect.asVoid
+        )
+      })
 
     const create = Effect.fn("ApiKeys.create")(function*(principal: PrincipalShape, request: CreateApiKeyRequest) {
       const now = yield* Clock.currentTimeMillis
@@ -78,7 +97,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("engram/identity/ApiKeys"
       create,
       list,
       revoke,
-      markUsed: (keyId: string, at: Date) => void lastUsed.set(keyId, at),
+      markUsed,
       onRevoke: (evict: (keyId: string) => void) => void evictions.add(evict),
       flush
     }

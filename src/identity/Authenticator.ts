@@ -66,7 +66,7 @@ export class Authenticator extends Effect.Service<Authenticator>()("engram/ident
         if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now) {
           return yield* new KeyExpired({ message: `this API key expired at ${new Date(row.expires_at).toISOString()}` })
         }
-        apiKeys.markUsed(row.id, new Date(now))
+        yield* apiKeys.markUsed(row.id, new Date(now))
         return {
           orgId: row.org_id,
           userId: row.created_by ?? "",

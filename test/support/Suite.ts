@@ -15,15 +15,12 @@ export const eachProfile = (title: string, body: (it: Vitest.MethodsNonLive<Node
       body as (it: Vitest.MethodsNonLive<any, true>) => void
     )
   }
-  if (serverSkipReason !== undefined) {
+  const reason = serverSkipReason
+  if (reason !== undefined) {
     describe(`${title} [server profile]`, () => {
-      it.skip(serverSkipReason, () => {})
+      it.skip(reason, () => {})
     })
   }
 }
 
-let warned = false
-if (serverSkipReason !== undefined && !warned) {
-  warned = true
-  console.warn(`\n*** ${serverSkipReason} ***\n`)
-}
+if (serverSkipReason !== undefined) console.warn(`\n*** ${serverSkipReason} ***\n`)
