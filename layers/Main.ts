@@ -38,9 +38,12 @@ const Http = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
 )
 
+/**
+ * The port opens only once the store is migrated and the services are built:
+ * a listening socket with no handler yet would accept requests and never answer.
+ */
 export const Serve = Layer.mergeAll(HttpLive, Announce).pipe(
-  Layer.provide(Runtime),
-  Layer.provide(Http),
+  Layer.provide(Http.pipe(Layer.provideMerge(Runtime))),
   Layer.provide(Tracing),
   Layer.provide(Logging)
 )

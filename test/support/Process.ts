@@ -1,0 +1,81 @@
+/** The real `engram` executable as a child process, for start-up and CLI tests. */
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { createServer } from "node:net"
+import { join } from "node:path"
+
+const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
+
+/** Env without the profile variables of the test run, plus `env`. */
+const environment = (env: Record<string, string>) => {
+  const base = { ...process.env }
+  for (const name of ["DATABASE_URL", "REDIS_URL", "PORT", "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL"]) delete base[name]
+  return { ...base, ...env }
+}
+
+export interface Finished {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const runEngram = async (args: ReadonlyArray<string>, env: Record<string, string>, timeoutMs = 60_000) => {
+  const child = spawn(process.execPath, [BIN, ...args], { env: environment(env), stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d) => (stdout += d))
+  child.stderr.on("data", (d) => (stderr += d))
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+  const [code] = await once(child, "exit")
+  clearTimeout(timer)
+  return { code, stdout, stderr } as Finished
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+export interface Running {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly output: () => string
+  readonly stop: () => Promise<number | null>
+}
+
+/** Starts `engram serve` and waits until /health answers. */
+export const startServer = async (env: Record<string, string>): Promise<Running> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, [BIN, "serve"], {
+    env: environment({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (d) => (output += d))
+  child.stderr!.on("data", (d) => (output += d))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`engram serve exited early (${child.exitCode}):\n${output}`)
+    try {
+      if ((await fetch(`${url}/health`)).ok) break
+    } catch {
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+  return {
+    child,
+    url,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null) return child.exitCode
+      child.kill("SIGTERM")
+      const [code] = await once(child, "exit")
+      return code
+    }
+  }
+}
