@@ -55,6 +55,18 @@ const toEnvelope = (
   return envelope(requestId, classifyBody(response.status, body), response.headers)
 }
 
+/**
+ * Bodies are JSON. `curl -d` labels them form-urlencoded and some clients send
+ * no type or text/plain: read those as JSON too rather than as form fields.
+ */
+const JSON_BY_DEFAULT = /^(application\/x-www-form-urlencoded|text\/plain)?(;.*)?$/i
+
+const asJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = (request.headers["content-type"] ?? "").trim()
+  if (request.method === "GET" || request.method === "HEAD" || !JSON_BY_DEFAULT.test(type)) return request
+  return request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
+}
+
 const expected = (cause: Cause.Cause<unknown>) => {
   if (Cause.isInterruptedOnly(cause)) return true
   const failure = Cause.squash(cause)
@@ -81,6 +93,7 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
       )
     })
     return yield* app.pipe(
+      Effect.provideService(HttpServerRequest.HttpServerRequest, asJsonBody(request)),
       Effect.tapErrorCause((cause) => expected(cause) ? Effect.void : Effect.logError("unhandled failure", cause)),
       Effect.annotateLogs("request_id", requestId)
     )

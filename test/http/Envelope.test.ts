@@ -41,6 +41,26 @@ eachProfile("error envelope and request ids", (it) => {
       expectEnvelope(yield* call("POST", "/auth/signup", { raw: "" }), 400, "bad_request")
     }))
 
+  it.effect("a JSON body labelled as a form or plain text is still read as JSON", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup()
+      for (const type of ["application/x-www-form-urlencoded", "text/plain;charset=UTF-8"]) {
+        const reply = yield* call("POST", "/v1/spaces", {
+          token: owner.token,
+          raw: JSON.stringify({ space_id: `typed-${type.length}` }),
+          headers: { "content-type": type }
+        })
+        expect(reply.status, type).toBe(201)
+      }
+      const wrong = yield* call("POST", "/v1/spaces", {
+        token: owner.token,
+        raw: "{\"space_id\": 5}",
+        headers: { "content-type": "application/x-www-form-urlencoded" }
+      })
+      expectEnvelope(wrong, 422, "validation_error")
+      expect(wrong.body.error.message).toContain("space_id")
+    }))
+
   it.effect("a body that is not an object is 400 bad_request", () =>
     Effect.gen(function*() {
       expectEnvelope(yield* call("POST", "/auth/signup", { raw: "[1,2]" }), 400, "bad_request")

@@ -23,7 +23,9 @@ export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: 
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
     if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
     if (options.json !== undefined) request = yield* HttpClientRequest.bodyJson(request, options.json)
-    if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
+    if (options.raw !== undefined) {
+      request = HttpClientRequest.bodyText(request, options.raw, options.headers?.["content-type"] ?? "application/json")
+    }
     const response = yield* client.execute(request)
     const text = yield* response.text
     let body: any = undefined
