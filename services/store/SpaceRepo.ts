@@ -29,15 +29,19 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
           Effect.withSpan("SpaceRepo.create")
         ),
 
-      list: (orgId: string, limit: number, offset: number) =>
-        Effect.all({
+      list: (orgId: string, page: { limit: number; offset: number; spaceType?: SpaceType | undefined }) => {
+        const where = page.spaceType === undefined
+          ? sql`org_id = ${orgId}`
+          : sql`org_id = ${orgId} AND space_type = ${page.spaceType}`
+        return Effect.all({
           items: sql<SpaceRow>`SELECT space_id, name, space_type, description, created_at FROM spaces
-            WHERE org_id = ${orgId} ORDER BY created_at, space_id LIMIT ${limit} OFFSET ${offset}`,
-          total: sql<{ n: string }>`SELECT count(*) AS n FROM spaces WHERE org_id = ${orgId}`
-        }).pipe(
+            WHERE ${where} ORDER BY created_at, space_id LIMIT ${page.limit} OFFSET ${page.offset}`,
+          total: sql<{ n: string }>`SELECT count(*) AS n FROM spaces WHERE ${where}`
+        }, { concurrency: 1 }).pipe(
           Effect.map(({ items, total }) => ({ items: items.map(toSpace), total: Number(total[0]!.n) })),
           storeFailure
-        ),
+        )
+      },
 
       find: (orgId: string, spaceId: string) =>
         sql<SpaceRow>`SELECT space_id, name, space_type, description, created_at FROM spaces

@@ -2,13 +2,17 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, Forbidden, InsufficientRole, NotFound } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
-import { CreateSpaceRequest, Space, SpaceList } from "./Spaces.ts"
+import { CreateSpaceRequest, Space, SpaceList, SpaceType } from "./Spaces.ts"
 import { Page } from "./Strict.ts"
 
 const SpacePath = Schema.Struct({ space_id: Schema.String })
 
 export class SpacesApi extends HttpApiGroup.make("spaces")
-  .add(HttpApiEndpoint.get("list", "/v1/spaces").setUrlParams(Page(100, 1000)).addSuccess(SpaceList))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/spaces")
+      .setUrlParams(Schema.Struct({ ...Page(100, 1000).fields, space_type: Schema.optional(SpaceType) }))
+      .addSuccess(SpaceList)
+  )
   .add(
     HttpApiEndpoint.post("create", "/v1/spaces")
       .setPayload(CreateSpaceRequest)

@@ -6,7 +6,7 @@
 import { Clock, Effect, Option } from "effect"
 import { Forbidden, NotFound } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
-import type { CreateSpaceRequest } from "../domain/Spaces.ts"
+import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { newId } from "../identity/Ids.ts"
 
@@ -50,8 +50,11 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       get,
       create,
       delete: remove,
-      list: (principal: PrincipalShape, page: { limit: number; offset: number }) =>
-        Effect.map(repo.list(principal.orgId, page.limit, page.offset), (result) => ({ ...result, ...page }))
+      list: (principal: PrincipalShape, query: { limit: number; offset: number; space_type?: SpaceType | undefined }) =>
+        Effect.map(
+          repo.list(principal.orgId, { limit: query.limit, offset: query.offset, spaceType: query.space_type }),
+          (result) => ({ ...result, limit: query.limit, offset: query.offset })
+        )
     }
   })
 }) {}
