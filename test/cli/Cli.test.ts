@@ -1,16 +1,10 @@
 /** The newcomer's path through the real executable: serve, bootstrap, keys, and loud start-up failures. */
 import { describe, expect, it } from "vitest"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { runEngram, startServer } from "../support/Process.ts"
-
-const tempDir = () => mkdtempSync(join(tmpdir(), "engram-cli-"))
+import { runEngram, startServer, withDataDir } from "../support/Process.ts"
 
 describe("engram CLI on the embedded store", () => {
   it("bootstrap prints one JSON line whose key and session work on a server started afterwards", async () => {
-    const dataDir = tempDir()
-    try {
+    await withDataDir(async (dataDir) => {
       const boot = await runEngram(["bootstrap", "--org", "Acme", "--email", "ops@acme.example", "--password", "s3cret-pass"], {
         DATA_DIR: dataDir
       })
@@ -82,46 +76,35 @@ describe("engram CLI on the embedded store", () => {
       } finally {
         await again.stop()
       }
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true })
-    }
+    })
   }, 180_000)
 
   it("an unknown organization is a clear error", async () => {
-    const dataDir = tempDir()
-    try {
+    await withDataDir(async (dataDir) => {
       const result = await runEngram(["keys", "list", "--org", "org_missing"], { DATA_DIR: dataDir })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("no organization org_missing")
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 })
 
 describe("start-up refuses loudly instead of falling back", () => {
   it("an unreachable DATABASE_URL stops start-up, naming it without the password", async () => {
-    const dataDir = tempDir()
-    try {
+    await withDataDir(async (dataDir) => {
       const result = await runEngram(["serve"], { DATA_DIR: dataDir, DATABASE_URL: "postgres://app:hunter2@127.0.0.1:1/engram" })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("cannot use PostgreSQL at postgres://127.0.0.1:1/engram (DATABASE_URL)")
       expect(result.stderr + result.stdout).not.toContain("hunter2")
       expect(result.stdout).not.toContain("listening")
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 
   it("an unreachable REDIS_URL stops start-up", async () => {
-    const dataDir = tempDir()
-    try {
+    await withDataDir(async (dataDir) => {
       const result = await runEngram(["serve"], { DATA_DIR: dataDir, REDIS_URL: "redis://127.0.0.1:1" })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("cannot reach Redis at redis://127.0.0.1:1 (REDIS_URL)")
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 
   it("a bad setting stops start-up naming the variable", async () => {

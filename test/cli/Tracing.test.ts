@@ -1,10 +1,7 @@
 /** With OTEL_EXPORTER_OTLP_ENDPOINT set, every request leaves a server span at the collector. */
 import { describe, expect, it } from "vitest"
 import { createServer } from "node:http"
-import { rmSync, mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { startServer } from "../support/Process.ts"
+import { startServer, withDataDir } from "../support/Process.ts"
 
 const collector = async () => {
   const bodies: Array<any> = []
@@ -35,28 +32,28 @@ const spansOf = (bodies: ReadonlyArray<any>) =>
 describe("tracing", () => {
   it("exports a span per request, tagged with the service name and request id", async () => {
     const otlp = await collector()
-    const dataDir = mkdtempSync(join(tmpdir(), "engram-otel-"))
-    const server = await startServer({
-      DATA_DIR: dataDir,
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_SERVICE_NAME: "engram-trace-test"
+    await withDataDir(async (dataDir) => {
+      const server = await startServer({
+        DATA_DIR: dataDir,
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_SERVICE_NAME: "engram-trace-test"
+      })
+      try {
+        const reply = await fetch(`${server.url}/v1/space-types`)
+        expect(reply.status).toBe(200)
+        const requestId = reply.headers.get("x-request-id")
+        expect(await server.stop()).toBe(0) // shutdown flushes the batch
+        const spans = spansOf(otlp.bodies)
+        const requestSpan = spans.find((s: any) =>
+          s.attributes?.some((a: any) => a.key === "request_id" && a.value?.stringValue === requestId)
+        )
+        expect(requestSpan, JSON.stringify(spans.map((s: any) => s.name))).toBeDefined()
+        expect(requestSpan.name).toMatch(/GET/)
+        expect(JSON.stringify(requestSpan.resource)).toContain("engram-trace-test")
+      } finally {
+        await server.stop()
+        await otlp.close()
+      }
     })
-    try {
-      const reply = await fetch(`${server.url}/v1/space-types`)
-      expect(reply.status).toBe(200)
-      const requestId = reply.headers.get("x-request-id")
-      expect(await server.stop()).toBe(0) // shutdown flushes the batch
-      const spans = spansOf(otlp.bodies)
-      const requestSpan = spans.find((s: any) =>
-        s.attributes?.some((a: any) => a.key === "request_id" && a.value?.stringValue === requestId)
-      )
-      expect(requestSpan, JSON.stringify(spans.map((s: any) => s.name))).toBeDefined()
-      expect(requestSpan.name).toMatch(/GET/)
-      expect(JSON.stringify(requestSpan.resource)).toContain("engram-trace-test")
-    } finally {
-      await server.stop()
-      await otlp.close()
-      rmSync(dataDir, { recursive: true, force: true })
-    }
   }, 120_000)
 })

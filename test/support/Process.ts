@@ -1,7 +1,9 @@
 /** The real `engram` executable as a child process, for start-up and CLI tests. */
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
@@ -77,5 +79,15 @@ export const startServer = async (env: Record<string, string>): Promise<Running>
       const [code] = await once(child, "exit")
       return code
     }
+  }
+}
+
+/** Runs `f` with a fresh data directory, removed afterwards. */
+export const withDataDir = async <A>(f: (dataDir: string) => Promise<A>): Promise<A> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "engram-data-"))
+  try {
+    return await f(dataDir)
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
   }
 }
