@@ -1,17 +1,40 @@
-/** The application services, identical in every profile; they need a SqlClient, a Cache and the AppConfig. */
+/**
+ * The application services, identical in every profile. They need a
+ * SqlClient, a Cache, the AppConfig, a cluster (Sharding) and the models
+ * (Extractor, Embedder), which each profile provides.
+ */
 import { Layer } from "effect"
 import { Accounts } from "../src/identity/Accounts.ts"
 import { ApiKeys } from "../src/identity/ApiKeys.ts"
 import { Authenticator } from "../src/identity/Authenticator.ts"
+import { MemoryService } from "../src/space/MemoryService.ts"
+import { Receipts } from "../src/space/Receipts.ts"
+import { ResumeQueued } from "../src/space/ResumeQueued.ts"
+import { SpaceEntityLive } from "../src/space/SpaceEntityLive.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { AccountRepo } from "../services/store/AccountRepo.ts"
 import { ApiKeyRepo } from "../services/store/ApiKeyRepo.ts"
+import { JobRepo } from "../services/store/JobRepo.ts"
+import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SessionRepo } from "../services/store/SessionRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 
-const Repositories = Layer.mergeAll(AccountRepo.Default, SessionRepo.Default, ApiKeyRepo.Default, SpaceRepo.Default)
+const Repositories = Layer.mergeAll(
+  AccountRepo.Default,
+  SessionRepo.Default,
+  ApiKeyRepo.Default,
+  SpaceRepo.Default,
+  MemoryRepo.Default,
+  JobRepo.Default
+)
 
-export const Application = Layer.mergeAll(Accounts.Default, Authenticator.Default, Spaces.Default).pipe(
-  Layer.provideMerge(ApiKeys.Default),
+/** The Space entity registered on the cluster, and the resumption of queued writes. */
+export const Entities = ResumeQueued.pipe(Layer.provideMerge(SpaceEntityLive), Layer.provide(Repositories))
+
+/** The services the HTTP handlers and the CLI call. */
+export const Services = Layer.mergeAll(Accounts.Default, Authenticator.Default, MemoryService.Default).pipe(
+  Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, Receipts.Default, Spaces.Default)),
   Layer.provideMerge(Repositories)
 )
+
+export const Application = Services.pipe(Layer.provideMerge(Entities))

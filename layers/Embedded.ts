@@ -9,6 +9,8 @@ import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import { Cache } from "./Cache.ts"
+import { Cluster } from "./Cluster.ts"
+import { Models } from "./Models.ts"
 import { StartupError } from "./StartupError.ts"
 
 export const Store = Layer.unwrapScoped(
@@ -24,4 +26,4 @@ export const Store = Layer.unwrapScoped(
 
 export const describeStore = Effect.map(AppConfig, (config) => `embedded PGlite at ${resolve(config.dataDir, "pglite")}`)
 
-export const Infrastructure = Layer.mergeAll(Store, Cache)
+export const Infrastructure = Layer.mergeAll(Cluster, Models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))

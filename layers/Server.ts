@@ -9,6 +9,8 @@ import { layerPostgres } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
+import { Cluster } from "./Cluster.ts"
+import { Models } from "./Models.ts"
 import { StartupError } from "./StartupError.ts"
 
 export const Store = Layer.unwrapEffect(
@@ -31,4 +33,4 @@ export const Store = Layer.unwrapEffect(
 export const describeStore = Effect.map(AppConfig, (config) =>
   `PostgreSQL at ${Option.match(config.databaseUrl, { onNone: () => "?", onSome: (u) => describeUrl(Redacted.value(u)) })}`)
 
-export const Infrastructure = Layer.mergeAll(Store, Cache)
+export const Infrastructure = Layer.mergeAll(Cluster, Models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))

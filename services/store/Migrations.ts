@@ -2,11 +2,12 @@
 import { Migrator } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
+import m0002 from "./migrations/0002_memories.ts"
 
 const run = Migrator.make({})
 
 export const migrate = run({
-  loader: Migrator.fromRecord({ "0001_foundation": m0001 }),
+  loader: Migrator.fromRecord({ "0001_foundation": m0001, "0002_memories": m0002 }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))
 

@@ -1,5 +1,7 @@
 /** Every setting, read from the environment once; a bad value stops start-up with the variable's name. */
 import { Config, Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 
 export interface AppConfigShape {
   readonly host: string
@@ -12,6 +14,14 @@ export interface AppConfigShape {
   readonly logFormat: "json" | "pretty"
   readonly otlpEndpoint: Option.Option<string>
   readonly serviceName: string
+  /** Where offline model files are kept (compacted word vectors); default DATA_DIR/models. */
+  readonly modelsDir: string
+  /** An OpenAI-compatible embeddings endpoint; unset = the offline embedder. */
+  readonly embeddings: Option.Option<{
+    readonly baseUrl: string
+    readonly model: string
+    readonly apiKey: Option.Option<Redacted.Redacted>
+  }>
 }
 
 const nonEmptyRedacted = (name: string) =>
@@ -38,8 +48,17 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
     Config.map(Option.filter((s) => s.trim() !== ""))
   ),
-  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram"))
-})
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram")),
+  modelsDir: Config.option(Config.string("MODELS_DIR")),
+  embeddings: Config.option(Config.all({
+    baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
+    model: Config.string("EMBEDDINGS_MODEL"),
+    apiKey: Config.option(Config.redacted("EMBEDDINGS_API_KEY"))
+  }))
+}).pipe(Config.map(({ modelsDir, ...config }) => ({
+  ...config,
+  modelsDir: Option.getOrElse(modelsDir, () => join(config.dataDir.startsWith("memory://") ? tmpdir() : config.dataDir, "models"))
+})))
 
 export class AppConfig extends Context.Tag("engram/config/AppConfig")<AppConfig, AppConfigShape>() {
   static readonly layer = Layer.effect(AppConfig, fromEnv)

@@ -3,6 +3,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { AuthApi, LogoutApi } from "./AuthApi.ts"
 import { ServiceUnavailable } from "./Errors.ts"
+import { MemoryApi } from "./MemoryApi.ts"
 import { OrgsApi } from "./OrgsApi.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -14,6 +15,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(OrgsApi)
   .add(ApiKeysApi)
   .add(SpacesApi)
+  .add(MemoryApi)
   .addError(ServiceUnavailable)
   .annotate(OpenApi.Title, "Engram")
   .annotate(OpenApi.Description, "Long-term memory service for software agents")

@@ -10,6 +10,7 @@
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect } from "effect"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { CurrentRequestId } from "../domain/RequestContext.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
 import { allowedMethods } from "./Routes.ts"
 
@@ -95,6 +96,7 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
     return yield* app.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, asJsonBody(request)),
       Effect.tapErrorCause((cause) => expected(cause) ? Effect.void : Effect.logError("unhandled failure", cause)),
-      Effect.annotateLogs("request_id", requestId)
+      Effect.annotateLogs("request_id", requestId),
+      Effect.locally(CurrentRequestId, requestId)
     )
   })

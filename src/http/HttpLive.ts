@@ -6,12 +6,13 @@ import { ApiKeyHandlers } from "./ApiKeyHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
+import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
-  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers]),
+  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

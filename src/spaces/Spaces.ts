@@ -8,11 +8,13 @@ import { Forbidden, NotFound } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { newId } from "../identity/Ids.ts"
 
 export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
   effect: Effect.gen(function*() {
     const repo = yield* SpaceRepo
+    const entity = yield* SpaceEntity.client
 
     const missing = (orgId: string, spaceId: string) =>
       Effect.flatMap(repo.heldElsewhere(orgId, spaceId), (elsewhere): Effect.Effect<never, Forbidden | NotFound> =>
@@ -40,14 +42,31 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       })
     })
 
+    /** Writes create their space on first use, unless another organization holds that id. */
+    const ensure = Effect.fn("Spaces.ensure")(function*(principal: PrincipalShape, spaceId: string) {
+      if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return
+      if (yield* repo.heldElsewhere(principal.orgId, spaceId)) {
+        return yield* new Forbidden({ message: `space ${spaceId} does not belong to your organization` })
+      }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* repo.create(principal.orgId, { spaceId, name: spaceId, spaceType: "general", description: "", now }).pipe(
+        Effect.catchTag("Conflict", () => Effect.void)
+      )
+    })
+
     const remove = Effect.fn("Spaces.delete")(function*(principal: PrincipalShape, spaceId: string) {
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
       const deleted = yield* repo.delete(principal.orgId, spaceId)
       if (!deleted) return yield* missing(principal.orgId, spaceId)
+      // The entity's index is a cache of what was just deleted: drop it, so a new space of that id starts empty.
+      yield* entity(spaceEntityId(principal.orgId, spaceId)).Reset().pipe(
+        Effect.catchAll((error) => Effect.logWarning("space index not reset", error))
+      )
     })
 
     return {
       get,
+      ensure,
       create,
       delete: remove,
       list: (principal: PrincipalShape, query: { limit: number; offset: number; space_type?: SpaceType | undefined }) =>

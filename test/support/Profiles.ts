@@ -9,10 +9,16 @@ import { Effect, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 import { Cache, layerMemory } from "../../services/cache/Cache.ts"
 import { layerRedis } from "../../services/cache/RedisCache.ts"
+import { type Embedder, layerLocal } from "../../services/embedder/Embedder.ts"
 import { layerPglite, layerPostgres } from "../../services/store/Database.ts"
+import * as Extraction from "../../src/ingestion/Extractor.ts"
+import type { Extractor } from "../../src/ingestion/Extractor.ts"
 import * as Migrations from "../../services/store/Migrations.ts"
 
-export type Infrastructure = SqlClient.SqlClient | Cache
+export type Infrastructure = SqlClient.SqlClient | Cache | Embedder | Extractor
+
+/** The offline models, compacted once per machine by the global setup. */
+const Models = Layer.mergeAll(layerLocal({ cacheDir: process.env.ENGRAM_TEST_MODELS_DIR! }), Extraction.layerLocal)
 
 export interface Profile {
   readonly name: string
@@ -26,7 +32,8 @@ export const embedded: Profile = {
   infrastructure: Layer.unwrapEffect(Effect.sync(() =>
     Layer.mergeAll(
       Migrations.layer.pipe(Layer.provideMerge(layerPglite({ dataDir: "memory://", loadDataDir: templateBlob() }))),
-      layerMemory
+      layerMemory,
+      Models
     )
   ))
 }
@@ -39,7 +46,8 @@ export const server: Profile | undefined = databaseUrl && redisUrl
     name: "server (PostgreSQL + Redis)",
     infrastructure: Layer.mergeAll(
       Migrations.layer.pipe(Layer.provideMerge(layerPostgres(Redacted.make(databaseUrl), 4))),
-      layerRedis(Redacted.make(redisUrl))
+      layerRedis(Redacted.make(redisUrl)),
+      Models
     )
   }
   : undefined

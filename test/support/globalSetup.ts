@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Pg from "pg"
+import { loadGlove } from "../../services/embedder/Glove.ts"
 import { layerPglite } from "../../services/store/Database.ts"
 import * as Migrations from "../../services/store/Migrations.ts"
 
@@ -26,6 +27,11 @@ export default async function setup() {
   const templateFile = join(dir, "template.tar")
   writeFileSync(templateFile, Buffer.from(await dump.arrayBuffer()))
   process.env.ENGRAM_TEST_TEMPLATE = templateFile
+
+  // Word vectors are compacted once per machine (several seconds), then reused by every run.
+  const modelsDir = join(tmpdir(), "engram-test-models")
+  await loadGlove(modelsDir)
+  process.env.ENGRAM_TEST_MODELS_DIR = modelsDir
 
   let dropDatabase = async () => {}
   const serverUrl = process.env.DATABASE_URL

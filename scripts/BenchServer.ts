@@ -1,0 +1,78 @@
+/** Benchmarks drive a real `engram serve` (embedded default, fresh data dir) over HTTP. */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+export interface BenchServer {
+  readonly url: string
+  readonly child: ChildProcess
+  readonly rssMb: () => number
+  readonly call: (method: string, path: string, body?: unknown) => Promise<any>
+  readonly stop: () => Promise<void>
+}
+
+export const startBenchServer = async (env: Record<string, string> = {}): Promise<BenchServer> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
+  const port = await freePort()
+  const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "Warning", ...env },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break
+    } catch {
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+  let token = ""
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const json = await response.json()
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
+    return json
+  }
+  const session = await call("POST", "/auth/signup", { email: "bench@example.test", password: "bench password", org_name: "Bench" })
+  token = session.session_token
+  token = (await call("POST", "/v1/api-keys", { name: "bench", env: "test" })).raw_key
+  return {
+    url,
+    child,
+    call,
+    rssMb: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, "utf8")
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+    },
+    stop: async () => {
+      child.kill("SIGTERM")
+      await new Promise((r) => child.once("exit", r))
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+export const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+}
+
+export const arg = (name: string, fallback?: string) => {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : fallback
+}

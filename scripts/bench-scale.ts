@@ -1,0 +1,65 @@
+/**
+ * `npm run bench:scale -- --memories N [--queries Q] [--json]`: retrieve latency
+ * (p50/p95, query embedding included) and server RSS for one space of N
+ * synthetic memories on the embedded default.
+ */
+import { arg, percentile, startBenchServer } from "./BenchServer.ts"
+
+const total = Number(arg("--memories", "10000"))
+const queries = Number(arg("--queries", "200"))
+const asJson = process.argv.includes("--json")
+
+const NAMES = ["Ava", "Ben", "Caro", "Dev", "Elif", "Farid", "Gina", "Hugo", "Ines", "Jon", "Kemal", "Lena", "Maya", "Nate", "Omar", "Priya"]
+const VERBS = ["visited", "painted", "adopted", "repaired", "studied", "cooked", "photographed", "sold", "bought", "planned", "wrote about", "taught"]
+const THINGS = ["a lighthouse", "the old bridge", "a rescue dog", "vintage bicycles", "Roman history", "lentil soup", "the night market", "handmade scarves",
+  "a sailing boat", "a road trip", "jazz records", "pottery", "the marathon", "a community garden", "chess openings", "mountain trails"]
+const PLACES = ["in Lisbon", "near Oslo", "in Quito", "by the lake", "in the city", "at the festival", "with friends", "after work", "last summer", "in Kyoto"]
+let seed = 42
+const pick = <A>(xs: ReadonlyArray<A>) => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff
+  return xs[seed % xs.length]!
+}
+const sentence = () => `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
+
+const server = await startBenchServer()
+try {
+  const started = performance.now()
+  let jobs: Array<string> = []
+  for (let i = 0; i < total; i += 100) {
+    const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: sentence() }))
+    jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
+    if (jobs.length >= 20) {
+      await Promise.all(jobs.map(waitFor))
+      jobs = []
+      if (!asJson) console.error(`${i + 100} memories stored`)
+    }
+  }
+  await Promise.all(jobs.map(waitFor))
+  const ingestSeconds = (performance.now() - started) / 1000
+  const latencies: Array<number> = []
+  for (let q = 0; q < queries; q++) {
+    const t = performance.now()
+    await server.call("POST", "/v1/retrieve", { space_id: "scale", query: `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`, limit: 10 })
+    latencies.push(performance.now() - t)
+  }
+  const summary = {
+    memories: total,
+    retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
+    retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
+    server_rss_mb: Math.round(server.rssMb()),
+    ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1))
+  }
+  console.log(`${total} memories: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
+    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} memories/s`)
+  if (asJson) console.log(JSON.stringify(summary))
+} finally {
+  await server.stop()
+}
+
+async function waitFor(job: string) {
+  for (;;) {
+    const status = await server.call("GET", `/v1/spaces/scale/jobs/${job}`)
+    if (status.status !== "queued" && status.status !== "processing") return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

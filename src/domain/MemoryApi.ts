@@ -1,0 +1,78 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { Forbidden, NotFound } from "./Errors.ts"
+import {
+  BatchRequest,
+  Explanation,
+  Job,
+  LegacyAddRequest,
+  LegacyAddResponse,
+  MemoryHistory,
+  MemoryItem,
+  MemoryList,
+  MemoryListQuery,
+  PatchMemoryRequest,
+  Queued,
+  Receipt,
+  RecordRequest,
+  RecordResponse,
+  RetrieveRequest,
+  RetrieveResponse,
+  SearchRequest,
+  SearchResponse
+} from "./Memories.ts"
+import { Authentication } from "./Principal.ts"
+
+const JobPath = Schema.Struct({ space_id: Schema.String, job_id: Schema.String })
+const MemoryPath = Schema.Struct({ space_id: Schema.String, memory_id: Schema.String })
+
+export class MemoryApi extends HttpApiGroup.make("memories")
+  .add(
+    HttpApiEndpoint.post("record", "/v1/record")
+      .setPayload(RecordRequest)
+      .addSuccess(RecordResponse)
+      .addSuccess(Queued, { status: 202 })
+  )
+  .add(HttpApiEndpoint.post("batch", "/v1/record/batch").setPayload(BatchRequest).addSuccess(Queued, { status: 202 }))
+  .add(HttpApiEndpoint.post("legacyAdd", "/v1/memories").setPayload(LegacyAddRequest).addSuccess(LegacyAddResponse))
+  .add(HttpApiEndpoint.get("job", "/v1/spaces/:space_id/jobs/:job_id").setPath(JobPath).addSuccess(Job))
+  .add(HttpApiEndpoint.del("cancelJob", "/v1/spaces/:space_id/jobs/:job_id").setPath(JobPath).addSuccess(Job))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/spaces/:space_id/memories")
+      .setPath(Schema.Struct({ space_id: Schema.String }))
+      .setUrlParams(MemoryListQuery)
+      .addSuccess(MemoryList)
+  )
+  .add(
+    HttpApiEndpoint.patch("patch", "/v1/spaces/:space_id/memories/:memory_id")
+      .setPath(MemoryPath)
+      .setPayload(PatchMemoryRequest)
+      .addSuccess(MemoryItem)
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v1/spaces/:space_id/memories/:memory_id")
+      .setPath(MemoryPath)
+      .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(
+    HttpApiEndpoint.get("history", "/v1/spaces/:space_id/memories/:memory_id/history")
+      .setPath(MemoryPath)
+      .addSuccess(MemoryHistory)
+  )
+  .add(HttpApiEndpoint.post("retrieve", "/v1/retrieve").setPayload(RetrieveRequest).addSuccess(RetrieveResponse))
+  .add(HttpApiEndpoint.post("search", "/v1/search").setPayload(SearchRequest).addSuccess(SearchResponse))
+  .add(
+    HttpApiEndpoint.get("receipt", "/v1/receipts/:request_id")
+      .setPath(Schema.Struct({ request_id: Schema.String }))
+      .addSuccess(Receipt)
+  )
+  .add(
+    HttpApiEndpoint.get("explain", "/v1/receipts/:request_id/explain")
+      .setPath(Schema.Struct({ request_id: Schema.String }))
+      .setUrlParams(Schema.Struct({ memory_id: Schema.String }))
+      .addSuccess(Explanation)
+  )
+  .addError(NotFound)
+  .addError(Forbidden)
+  .middleware(Authentication)
+{}

@@ -1,0 +1,214 @@
+/**
+ * What the memory endpoints do: resolve the caller's space, then hand the
+ * write, recall or edit to the space's entity; reads of the list and history
+ * go straight to PostgreSQL, the source of truth.
+ */
+import { Clock, Effect, Option } from "effect"
+import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import type { BatchRequest, MemoryListQuery, PatchMemoryRequest, RecordItem, RetrieveRequest } from "../domain/Memories.ts"
+import type { PrincipalShape } from "../domain/Principal.ts"
+import { CurrentRequestId } from "../domain/RequestContext.ts"
+import { type Exclusion, SpaceEntity, spaceEntityId, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { JobRepo } from "../../services/store/JobRepo.ts"
+import { MemoryRepo, toMemoryItem } from "../../services/store/MemoryRepo.ts"
+import { Spaces } from "../spaces/Spaces.ts"
+import { capExclusions, Receipts } from "./Receipts.ts"
+
+export const estimateTokens = (text: string) => Math.ceil(text.length / 4)
+
+/** Numbered plain text, no header; whole memories only, lowest-ranked dropped first to fit the budget. */
+export const renderBlock = <T extends { readonly memory_id: string; readonly content: string }>(
+  results: ReadonlyArray<T>,
+  budget: number | undefined
+) => {
+  const kept: Array<T> = []
+  const dropped: Array<Exclusion> = []
+  let context = ""
+  for (const result of results) {
+    const line = `${kept.length + 1}. ${result.content.replace(/\s*\n\s*/g, " ")}`
+    const next = context === "" ? line : `${context}\n${line}`
+    if (budget !== undefined && estimateTokens(next) > budget) {
+      dropped.push({ memory_id: result.memory_id, reason: "budget", detail: `would exceed context_max_tokens ${budget}` })
+      continue
+    }
+    kept.push(result)
+    context = next
+  }
+  return { kept, dropped, context, tokens: estimateTokens(context) }
+}
+
+const clusterDown = (error: { _tag: string }) =>
+  new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
+
+export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
+  effect: Effect.gen(function*() {
+    const spaces = yield* Spaces
+    const memories = yield* MemoryRepo
+    const jobs = yield* JobRepo
+    const receipts = yield* Receipts
+    const entity = yield* SpaceEntity.client
+
+    const space = (principal: PrincipalShape, spaceId: string) => entity(spaceEntityId(principal.orgId, spaceId))
+
+    /** An existing space of the caller's organization (403 if another holds the id, else 404). */
+    const existing = spaces.get
+    const forWrite = spaces.ensure
+
+    const toWriteItem = (principal: PrincipalShape, item: RecordItem, now: number): WriteItem => ({
+      content: item.content,
+      documentId: item.document_id ?? null,
+      eventTime: new Date(item.timestamp === undefined ? now : Date.parse(item.timestamp)).toISOString(),
+      userId: item.user_id ?? null,
+      agentId: item.agent_id ?? null,
+      sessionId: item.session_id ?? null,
+      memberId: principal.credential._tag === "Session" ? principal.userId : null,
+      metadata: item.metadata ?? {},
+      tags: item.tags ?? [],
+      context: item.context ?? ""
+    })
+
+    const enqueue = Effect.fn("Memories.enqueue")(function*(principal: PrincipalShape, spaceId: string, items: ReadonlyArray<RecordItem>) {
+      yield* forWrite(principal, spaceId)
+      const now = yield* Clock.currentTimeMillis
+      const jobId = `job_${randomBase62(20)}`
+      yield* jobs.create(principal.orgId, spaceId, jobId, items.map((item) => toWriteItem(principal, item, now)), new Date(now))
+      // The job is durable already; waking the space must not hold the acknowledgement back.
+      yield* space(principal, spaceId).Drain().pipe(
+        Effect.catchAll((e) => Effect.logWarning("drain signal not delivered; the job runs at the next wake-up", e)),
+        Effect.forkDaemon
+      )
+      return { job_id: jobId, space_id: spaceId, status: "queued" as const, items: items.length }
+    })
+
+    const record = Effect.fn("Memories.record")(function*(principal: PrincipalShape, spaceId: string, item: RecordItem) {
+      yield* forWrite(principal, spaceId)
+      const now = yield* Clock.currentTimeMillis
+      const [result] = yield* space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(
+        Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown })
+      )
+      const output = result!.memories.reduce((n, m) => n + estimateTokens(m.content), 0)
+      return {
+        space_id: spaceId,
+        document_id: result!.documentId,
+        status: "completed" as const,
+        memories: result!.memories,
+        usage: { input_tokens: estimateTokens(item.content), output_tokens: output }
+      }
+    })
+
+    const retrieve = Effect.fn("Memories.retrieve")(function*(principal: PrincipalShape, request: RetrieveRequest) {
+      yield* existing(principal, request.space_id)
+      const full = request.receipt_detail === "full"
+      const recalled = yield* space(principal, request.space_id).Recall({
+        query: request.query,
+        limit: request.top_k ?? request.limit ?? 10,
+        memoryTypes: request.memory_type ?? null,
+        userId: request.user_id ?? null,
+        agentId: request.agent_id ?? null,
+        sessionId: request.session_id ?? null,
+        tags: request.tags ?? null,
+        tagsMatch: request.tags_match ?? "any",
+        minScore: request.min_score ?? null,
+        preferObservations: request.prefer_observations ?? true,
+        asOf: request.as_of ?? null,
+        queryTime: request.query_timestamp ?? null,
+        mode: request.mode ?? "accurate",
+        full
+      }).pipe(Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }))
+
+      let results = recalled.results
+      const excluded = [...recalled.excluded]
+      let block: { context: string; tokens: number } | undefined
+      if (request.format === "block") {
+        const rendered = renderBlock(results, request.context_max_tokens)
+        results = rendered.kept
+        excluded.push(...rendered.dropped)
+        block = { context: rendered.context, tokens: rendered.tokens }
+      }
+      const requestId = yield* CurrentRequestId
+      yield* receipts.save(principal.orgId, {
+        request_id: requestId,
+        space_id: request.space_id,
+        included: results.map((r) => ({
+          memory_id: r.memory_id,
+          relevance_score: r.relevance_score ?? 0,
+          token_estimate: estimateTokens(r.content)
+        })),
+        ...capExclusions(excluded),
+        token_accounting: block ? { block_tokens: block.tokens, budget: request.context_max_tokens ?? null } : {},
+        engine_stages: full
+      })
+      return {
+        results,
+        usage: { input_tokens: recalled.queryTokens },
+        ...(block ? { context: block.context, token_estimate: block.tokens } : {}),
+        ...(request.receipt === true ? { receipt_id: requestId } : {})
+      }
+    })
+
+    return {
+      record,
+      enqueue,
+      retrieve,
+      batch: (principal: PrincipalShape, request: BatchRequest) => enqueue(principal, request.space_id, request.items),
+
+      job: (principal: PrincipalShape, spaceId: string, jobId: string) =>
+        existing(principal, spaceId).pipe(
+          Effect.zipRight(jobs.get(principal.orgId, spaceId, jobId)),
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
+            onSome: Effect.succeed
+          }))
+        ),
+
+      cancel: (principal: PrincipalShape, spaceId: string, jobId: string) =>
+        existing(principal, spaceId).pipe(
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.flatMap((now) => jobs.cancel(principal.orgId, spaceId, jobId, new Date(now))),
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
+            onSome: Effect.succeed
+          }))
+        ),
+
+      list: (principal: PrincipalShape, spaceId: string, query: MemoryListQuery) =>
+        existing(principal, spaceId).pipe(
+          Effect.zipRight(memories.list(principal.orgId, spaceId, query, [])),
+          Effect.map(({ items, total }) => ({ items: items.map(toMemoryItem), total, limit: query.limit, offset: query.offset }))
+        ),
+
+      patch: (principal: PrincipalShape, spaceId: string, memoryId: string, patch: PatchMemoryRequest) =>
+        existing(principal, spaceId).pipe(
+          Effect.zipRight(space(principal, spaceId).Edit({ memoryId, ...patch })),
+          Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown })
+        ),
+
+      forget: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
+        existing(principal, spaceId).pipe(
+          Effect.zipRight(space(principal, spaceId).Forget({ memoryId })),
+          Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }),
+          Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(new NotFound({ message: `memory ${memoryId} not found` })))
+        ),
+
+      history: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
+        Effect.gen(function*() {
+          yield* existing(principal, spaceId)
+          if (Option.isNone(yield* memories.find(principal.orgId, spaceId, memoryId))) {
+            return yield* new NotFound({ message: `memory ${memoryId} not found` })
+          }
+          const entries = yield* memories.history(memoryId)
+          return { memory_id: memoryId, entries, total: entries.length }
+        }),
+
+      receipt: (principal: PrincipalShape, requestId: string) =>
+        receipts.find(principal.orgId, requestId).pipe(
+          Effect.mapError((e) => new ServiceUnavailable({ message: e.message })),
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new NotFound({ message: `no receipt ${requestId} (receipts expire after about an hour)` })),
+            onSome: Effect.succeed
+          }))
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,225 @@
+/**
+ * The Space entity: single writer of its space. On activation it loads the
+ * space from PostgreSQL into its index and starts draining queued writes; it
+ * passivates when idle, and Postgres stays the source of truth.
+ */
+import { Entity } from "@effect/cluster"
+import { Clock, Duration, Effect, Option, Queue } from "effect"
+import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import type { MemoryItem } from "../domain/Memories.ts"
+import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { Extractor } from "../ingestion/Extractor.ts"
+import { Embedder } from "../../services/embedder/Embedder.ts"
+import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { JobRepo, type QueuedItem } from "../../services/store/JobRepo.ts"
+import { MemoryRepo, type MemoryRow, type NewMemory, toMemoryItem } from "../../services/store/MemoryRepo.ts"
+import { iso, isoOrNull } from "../../services/store/SqlFailure.ts"
+import { eligibility, select } from "./Selection.ts"
+import { SpaceState } from "./SpaceState.ts"
+
+export const SPACE_IDLE_TIME = Duration.minutes(5)
+
+const yieldToIo = Effect.async<void>((resume) => {
+  setImmediate(() => resume(Effect.void))
+})
+
+const estimateTokens = (text: string) => Math.ceil(text.length / 4)
+
+const storedView = (row: MemoryRow) => ({
+  memory_id: row.id,
+  content: row.text,
+  memory_type: row.type,
+  entities: row.entities.map((e) => e.name),
+  occurred_start: isoOrNull(row.occurred_start),
+  occurred_end: isoOrNull(row.occurred_end),
+  created_at: iso(row.created_at)
+})
+
+const unavailable = (message: string) => (cause: unknown) =>
+  new ServiceUnavailable({ message: `${message}: ${String((cause as Error)?.message ?? cause)}` })
+
+export const SpaceEntityLive = SpaceEntity.toLayer(
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const { orgId, spaceId } = parseSpaceEntityId(address.entityId)
+    const repo = yield* MemoryRepo
+    const jobs = yield* JobRepo
+    const extractor = yield* Extractor
+    const embedder = yield* Embedder
+    yield* Effect.annotateCurrentSpan({ org_id: orgId, space_id: spaceId })
+
+    const state = new SpaceState(embedder.id)
+    const rows = yield* repo.loadSpace(orgId, spaceId).pipe(Effect.orDie)
+    for (const row of rows) state.put(row)
+    yield* Effect.logDebug("space activated").pipe(Effect.annotateLogs({ space_id: spaceId, memories: rows.length }))
+
+    /** Extraction and embedding: everything of a write that happens before the transaction. */
+    const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
+      const eventTime = new Date(item.eventTime)
+      const facts = yield* extractor.extract({
+        content: item.content,
+        eventTime,
+        speaker: item.userId ?? undefined,
+        fromAgent: item.agentId !== null && item.userId === null
+      }).pipe(Effect.mapError(unavailable("extraction failed")))
+      const vectors = facts.length === 0
+        ? []
+        : yield* embedder.embed(facts.map((f) => f.text)).pipe(Effect.mapError(unavailable("embedding failed")))
+      const documentId = item.documentId ?? `doc_${randomBase62(16)}`
+      const memories: Array<NewMemory> = facts.map((fact, i) => ({
+        id: `mem_${randomBase62(20)}`,
+        text: fact.text,
+        sourceText: fact.sourceText,
+        context: item.context,
+        type: fact.type,
+        entities: fact.entities,
+        metadata: item.metadata as Record<string, unknown>,
+        tags: item.tags,
+        userId: item.userId,
+        agentId: item.agentId,
+        sessionId: item.sessionId,
+        memberId: item.memberId,
+        eventTime,
+        occurredStart: fact.occurredStart,
+        occurredEnd: fact.occurredEnd,
+        position: state.position(),
+        embedding: vectors[i] ?? null,
+        embedder: vectors[i] ? embedder.id : null
+      }))
+      return {
+        documentId,
+        document: {
+          documentId,
+          source: item.documentId === null ? "memory" as const : "custom" as const,
+          textLength: item.content.length,
+          tags: item.tags
+        },
+        memories
+      }
+    })
+
+    const apply = (stored: { rows: ReadonlyArray<MemoryRow>; replaced: ReadonlyArray<string> }) => {
+      for (const id of stored.replaced) state.remove(id)
+      for (const row of stored.rows) state.put(row)
+    }
+
+    const write = Effect.fn("Space.write")(function*(item: WriteItem) {
+      const prepared = yield* prepare(item)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const stored = yield* repo.insertDocument(orgId, spaceId, prepared.document, prepared.memories, now)
+      apply(stored)
+      return { documentId: prepared.documentId, memories: stored.rows.map(storedView) }
+    })
+
+    /** One queued item, stored and marked done in one transaction: exactly once, even across a crash. */
+    const process = Effect.fn("Space.processQueued")(function*(item: QueuedItem) {
+      const prepared = yield* prepare(item.request as WriteItem)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const outcome = yield* repo.withTransaction(Effect.gen(function*() {
+        const stored = yield* repo.insertDocumentInTransaction(orgId, spaceId, prepared.document, prepared.memories, now)
+        const completed = yield* jobs.completeInTransaction(item, stored.rows.map((r) => r.id), now)
+        if (!completed) return yield* Effect.fail("cancelled" as const)
+        return stored
+      })).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf((e): e is "cancelled" => e === "cancelled", () => Effect.succeed(Option.none())),
+        Effect.orDie
+      )
+      if (Option.isSome(outcome)) apply(outcome.value)
+    }, (effect, item) =>
+      Effect.catchTag(effect, "ServiceUnavailable", (error) =>
+        Clock.currentTimeMillis.pipe(Effect.flatMap((now) => jobs.fail(item, error.message, new Date(now))), Effect.orDie)))
+
+    const drainAll = Effect.gen(function*() {
+      yield* Entity.keepAlive(true)
+      while (true) {
+        const next = yield* jobs.nextQueued(orgId, spaceId).pipe(Effect.orDie)
+        if (Option.isNone(next)) break
+        yield* process(next.value)
+        // PGlite answers in microtasks: give pending I/O (other requests) a turn between items.
+        yield* yieldToIo
+      }
+      yield* Entity.keepAlive(false)
+    }).pipe(Effect.withSpan("Space.drain"))
+
+    const wake = yield* Queue.sliding<void>(1)
+    yield* Queue.take(wake).pipe(Effect.zipRight(drainAll), Effect.forever, Effect.forkScoped)
+    yield* Queue.offer(wake, undefined)
+
+    return SpaceEntity.of({
+      Write: ({ payload }) => Effect.forEach(payload.items, write),
+
+      Recall: ({ payload: recall }) =>
+        Effect.gen(function*() {
+          const vector = yield* embedder.embed([recall.query]).pipe(
+            Effect.map((vs) => vs[0]),
+            Effect.mapError(unavailable("embedding failed"))
+          )
+          const admits = eligibility(recall)
+          const hits = state.index.search({
+            text: recall.query,
+            vector,
+            referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
+            mode: recall.mode,
+            limit: Math.min(100, recall.limit + 50),
+            eligible: (id) => {
+              const row = state.rows.get(id)
+              return row !== undefined && admits(row)
+            }
+          })
+          const { included, excluded } = select(hits, state.rows, recall)
+          const results = included.map((hit) => {
+            const row = state.rows.get(hit.id)!
+            return {
+              memory_id: row.id,
+              content: row.text,
+              relevance_score: hit.score,
+              memory_type: row.type,
+              entities: row.entities.map((e) => e.name),
+              occurred_start: isoOrNull(row.occurred_start ?? row.event_time),
+              occurred_end: isoOrNull(row.occurred_end ?? row.occurred_start ?? row.event_time),
+              metadata: row.metadata,
+              created_at: iso(row.created_at)
+            }
+          })
+          return { results, excluded, queryTokens: estimateTokens(recall.query) }
+        }).pipe(Effect.withSpan("Space.recall", { attributes: { space_id: spaceId, memories: state.size } })),
+
+      Edit: ({ payload }) =>
+        Effect.gen(function*() {
+          const row = state.rows.get(payload.memoryId)
+          if (row === undefined) return yield* new NotFound({ message: `memory ${payload.memoryId} not found` })
+          const next = {
+            text: payload.text ?? row.text,
+            context: payload.context ?? row.context,
+            metadata: (payload.metadata ?? row.metadata) as Record<string, unknown>,
+            tags: payload.tags ?? row.tags,
+            state: payload.state ?? row.state
+          }
+          const kind = next.state !== row.state ? (next.state === "retired" ? "retired" : "restored") : "edited"
+          const now = new Date(yield* Clock.currentTimeMillis)
+          let updated = yield* repo.update(row, next, kind, now)
+          if (updated.text !== row.text) {
+            const [vector] = yield* embedder.embed([updated.text]).pipe(Effect.mapError(unavailable("embedding failed")))
+            if (vector) {
+              yield* repo.setEmbeddings(embedder.id, [[updated.id, vector]])
+              updated = { ...updated, embedding: new Uint8Array(vector.buffer.slice(0)), embedder: embedder.id }
+            }
+          }
+          state.put(updated)
+          return toMemoryItem(updated) as MemoryItem
+        }),
+
+      Forget: ({ payload }) =>
+        repo.delete(orgId, spaceId, payload.memoryId).pipe(Effect.tap((deleted) => deleted && state.remove(payload.memoryId))),
+
+      Drain: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
+
+      Reset: () =>
+        Effect.sync(() => {
+          for (const id of [...state.rows.keys()]) state.remove(id)
+        })
+    })
+  }),
+  { maxIdleTime: SPACE_IDLE_TIME, concurrency: 1 }
+)
