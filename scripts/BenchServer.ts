@@ -26,7 +26,15 @@ export const startBenchServer = async (env: Record<string, string> = {}): Promis
   const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
   const port = await freePort()
   const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "Warning", ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      MODELS_DIR: process.env.MODELS_DIR ?? join(tmpdir(), "engram-models"),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warning",
+      ...env
+    },
     stdio: ["ignore", "ignore", "inherit"]
   })
   const url = `http://127.0.0.1:${port}`

@@ -220,6 +220,11 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           storeFailure
         ),
 
+      /** Memories whose vector is missing or was made by another embedder. */
+      staleEmbeddings: (orgId: string, spaceId: string, embedder: string) =>
+        sql<{ id: string; text: string }>`SELECT id, text FROM memories WHERE org_id = ${orgId} AND space_id = ${spaceId}
+          AND (embedder IS NULL OR embedder <> ${embedder}) ORDER BY id`.pipe(storeFailure),
+
       setEmbeddings: (embedder: string, vectors: ReadonlyArray<readonly [id: string, vector: Float32Array]>) =>
         Effect.forEach(vectors, ([id, vector]) =>
           sql`UPDATE memories SET embedding = ${vectorToBytes(vector)}, embedder = ${embedder} WHERE id = ${id}`, {

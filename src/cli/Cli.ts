@@ -7,11 +7,13 @@ import { Accounts } from "../identity/Accounts.ts"
 import { ApiKeys } from "../identity/ApiKeys.ts"
 import { Runtime, Serve } from "../../layers/Main.ts"
 import { QuietLogging } from "../../layers/Observability.ts"
+import { Embedder } from "../../services/embedder/Embedder.ts"
+import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
 /** Store-only commands: no HTTP, logs on stderr so stdout is just the answer. */
-const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys>) =>
+const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | Embedder | MemoryRepo>) =>
   effect.pipe(Effect.provide(Runtime), Effect.provide(QuietLogging))
 
 const serve = Command.make("serve", {}, () => Layer.launch(Serve)).pipe(
@@ -69,13 +71,27 @@ const keysRevoke = Command.make("revoke", { orgId, keyId: Args.text({ name: "key
     yield* printJson({ id: args.keyId, revoked: true })
   })))
 
+const reembed = Command.make("reembed", { orgId, spaceId: Options.text("space") }, (args) =>
+  onStore(Effect.gen(function*() {
+    yield* (yield* Accounts).operator(args.orgId)
+    const embedder = yield* Embedder
+    const repo = yield* MemoryRepo
+    const stale = yield* repo.staleEmbeddings(args.orgId, args.spaceId, embedder.id)
+    for (let i = 0; i < stale.length; i += 256) {
+      const batch = stale.slice(i, i + 256)
+      const vectors = yield* embedder.embed(batch.map((m) => m.text))
+      yield* repo.setEmbeddings(embedder.id, batch.map((m, j) => [m.id, vectors[j]!] as const))
+    }
+    yield* printJson({ space_id: args.spaceId, embedder: embedder.id, reembedded: stale.length })
+  }))).pipe(Command.withDescription("Re-embed a space's memories with the configured embedder (after changing it)"))
+
 const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke]),
   Command.withDescription("Manage an organization's API keys on the configured store")
 )
 
 export const cli = Command.make("engram").pipe(
-  Command.withSubcommands([serve, bootstrap, keys]),
+  Command.withSubcommands([serve, bootstrap, keys, reembed]),
   Command.run({ name: "engram", version: "0.1.0" })
 )
 

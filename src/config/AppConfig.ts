@@ -1,5 +1,5 @@
 /** Every setting, read from the environment once; a bad value stops start-up with the variable's name. */
-import { Config, Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -24,6 +24,18 @@ export interface AppConfigShape {
   }>
 }
 
+const LOG_LEVELS: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
 const nonEmptyRedacted = (name: string) =>
   Config.option(Config.redacted(name)).pipe(
     Config.map(Option.filter((value) => Redacted.value(value).trim() !== ""))
@@ -40,7 +52,15 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(720),
     Config.map(Duration.hours)
   ),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logLevel: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.mapOrFail((value) => {
+      const level = LOG_LEVELS[value.trim().toLowerCase()]
+      return level
+        ? Either.right(level)
+        : Either.left(ConfigError.InvalidData([], `LOG_LEVEL must be one of ${Object.keys(LOG_LEVELS).join(", ")}`))
+    })
+  ),
   logFormat: Config.literal("json", "pretty", "auto")("LOG_FORMAT").pipe(
     Config.withDefault("auto" as const),
     Config.map((format) => format === "auto" ? (process.stdout.isTTY ? "pretty" as const : "json" as const) : format)

@@ -12,7 +12,9 @@ const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
 const environment = (env: Record<string, string>) => {
   const base = { ...process.env }
   for (const name of ["DATABASE_URL", "REDIS_URL", "PORT", "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL"]) delete base[name]
-  return { ...base, ...env }
+  // Share the word vectors compacted by the global setup instead of compacting them per data dir.
+  const models = process.env.ENGRAM_TEST_MODELS_DIR ? { MODELS_DIR: process.env.ENGRAM_TEST_MODELS_DIR } : {}
+  return { ...base, ...models, ...env }
 }
 
 export interface Finished {

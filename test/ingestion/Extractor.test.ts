@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest"
+import { extractLocal } from "../../src/ingestion/Extractor.ts"
+import { resolveRelativeDates } from "../../src/ingestion/RelativeDates.ts"
+import { splitSpeaker } from "../../src/ingestion/Speaker.ts"
+
+const at = new Date("2023-05-08T13:56:00Z") // a Monday
+
+describe("local extraction", () => {
+  it("finds the speaker prefix, but not in times, URLs or labels", () => {
+    expect(splitSpeaker("Caroline: I went out.")).toEqual({ speaker: "Caroline", body: "I went out." })
+    expect(splitSpeaker("Mary-Kate O'Neil: hello there").speaker).toBe("Mary-Kate O'Neil")
+    expect(splitSpeaker("Meeting at 10:30 tomorrow").speaker).toBeNull()
+    expect(splitSpeaker("https://example.com is down").speaker).toBeNull()
+    expect(splitSpeaker("Note: buy milk").speaker).toBeNull()
+  })
+
+  it("resolves first person to the speaker and relative dates against the event time", () => {
+    const [memory] = extractLocal({ content: "Caroline: I went to a LGBTQ support group yesterday and my mom came too.", eventTime: at })
+    expect(memory!.text).toBe("Caroline went to a LGBTQ support group on 7 May 2023 and Caroline's mom came too.")
+    expect(memory!.sourceText).toBe("Caroline: I went to a LGBTQ support group yesterday and my mom came too.")
+    expect(memory!.speaker).toBe("Caroline")
+    expect(memory!.occurredStart?.toISOString()).toBe("2023-05-07T00:00:00.000Z")
+    expect(memory!.occurredEnd?.toISOString()).toBe("2023-05-07T23:59:59.999Z")
+    expect(memory!.type).toBe("fact")
+  })
+
+  it("uses the caller's speaker when the content has no prefix, and keeps the prefix when nothing names the speaker", () => {
+    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("ana love hiking.")
+    expect(extractLocal({ content: "Melanie: That pottery class sounds relaxing.", eventTime: at })[0]!.text)
+      .toBe("Melanie: That pottery class sounds relaxing.")
+  })
+
+  it("resolves the common relative forms, preferring the past", () => {
+    const resolve = (s: string) => resolveRelativeDates(s, at)
+    expect(resolve("We met last week.").text).toBe("We met in the week before 8 May 2023.")
+    expect(resolve("It happened last month.").text).toBe("It happened in April 2023.")
+    expect(resolve("She moved last year.").text).toBe("She moved in 2022.")
+    expect(resolve("We went there two days ago.").text).toBe("We went there on 6 May 2023.")
+    expect(resolve("I ran last Friday.").text).toBe("I ran on 5 May 2023.")
+    expect(resolve("I ran last Monday.").text).toBe("I ran on 1 May 2023.")
+    expect(resolve("The trip was last May.").text).toBe("The trip was in May 2022.")
+    expect(resolve("The trip was in March.").text).toBe("The trip was in March 2023.")
+    expect(resolve("The trip was in June.").text).toBe("The trip was in June 2022.")
+    expect(resolve("The show is next month.").text).toBe("The show is in June 2023.")
+    const none = resolve("Nothing relative here, born 4 March 1990.")
+    expect(none.text).toBe("Nothing relative here, born 4 March 1990.")
+    expect(none.start).toBeNull()
+  })
+
+  it("drops content with no information but keeps short facts", () => {
+    for (const filler of ["ok", "Thanks!", "lol", "haha yes", "Hi!", "Good morning", "👍", "   ", "Caroline: Thanks so much!"]) {
+      expect(extractLocal({ content: filler, eventTime: at }), filler).toEqual([])
+    }
+    expect(extractLocal({ content: "Thanks for the book about Rome", eventTime: at })).toHaveLength(1)
+  })
+
+  it("extracts typed entities, the speaker among them", () => {
+    const [memory] = extractLocal({ content: "Jon: I flew to Paris with Gina to visit Google.", eventTime: at })
+    const byName = Object.fromEntries(memory!.entities.map((e) => [e.name, e.kind]))
+    expect(byName["Jon"]).toBe("person")
+    expect(byName["Gina"]).toBe("person")
+    expect(byName["Paris"]).toBe("place")
+    expect(Object.keys(byName)).toContain("Google")
+  })
+
+  it("keeps a chat turn whole and cuts long content into facts without losing a sentence", () => {
+    expect(extractLocal({ content: "Nate: I adopted a turtle. It is tiny. Her name is Shelly.", eventTime: at })).toHaveLength(1)
+    const sentences = Array.from({ length: 12 }, (_, i) => `Fact number ${i} is about the harbour of Genoa and its ${i + 2} cranes.`)
+    const memories = extractLocal({ content: sentences.join(" "), eventTime: at })
+    expect(memories.length).toBeGreaterThan(1)
+    const joined = memories.map((m) => m.text).join(" ")
+    for (const sentence of sentences) expect(joined).toContain(sentence)
+  })
+
+  it("marks the agent's own first-person writes as experience", () => {
+    expect(extractLocal({ content: "I retried the deploy and it passed.", eventTime: at, fromAgent: true })[0]!.type).toBe("experience")
+    expect(extractLocal({ content: "The deploy passed.", eventTime: at, fromAgent: true })[0]!.type).toBe("fact")
+  })
+})

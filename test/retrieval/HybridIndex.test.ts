@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest"
+import { HybridIndex, type IndexDoc } from "../../src/retrieval/HybridIndex.ts"
+import { stem, terms } from "../../src/retrieval/Text.ts"
+
+const doc = (id: string, text: string, extra: Partial<IndexDoc> = {}): IndexDoc => ({
+  id,
+  text,
+  entities: [],
+  eventTime: null,
+  groupKey: null,
+  position: 0,
+  ...extra
+})
+
+describe("keyword analysis", () => {
+  it("drops stopwords and stems plurals and verb forms", () => {
+    expect(terms("The cats were running to the parties")).toEqual(["cat", "run", "party"])
+    expect(stem("hoping")).toBe("hope")
+    expect(stem("studies")).toBe("study")
+  })
+})
+
+describe("HybridIndex", () => {
+  it("ranks keyword matches by BM25, with scores in 0..1 descending", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("a", "Audrey plays the violin"))
+    index.upsert(doc("b", "Audrey plays tennis with the violin teacher's son"))
+    index.upsert(doc("c", "Tim reads novels"))
+    const hits = index.search({ text: "violin", mode: "fast", limit: 10 })
+    expect(hits.map((h) => h.id)).toEqual(["a", "b"])
+    for (const hit of hits) {
+      expect(hit.score).toBeGreaterThan(0)
+      expect(hit.score).toBeLessThan(1)
+    }
+    expect(hits[0]!.score).toBeGreaterThanOrEqual(hits[1]!.score)
+  })
+
+  it("never returns an ineligible memory, and removal is immediate", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("a", "green tea with honey"))
+    index.upsert(doc("b", "green tea with lemon"))
+    expect(index.search({ text: "green tea", mode: "accurate", limit: 10, eligible: (id) => id !== "a" }).map((h) => h.id)).toEqual(["b"])
+    index.remove("b")
+    expect(index.has("b")).toBe(false)
+    expect(index.search({ text: "lemon", mode: "accurate", limit: 10 })).toEqual([])
+    index.upsert(doc("a", "black coffee"))
+    expect(index.search({ text: "green tea", mode: "fast", limit: 10 })).toEqual([])
+    expect(index.size).toBe(1)
+  })
+
+  it("uses vectors to find paraphrases BM25 misses", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("a", "Kate adores felines", { vector: Float32Array.from([1, 0, 0]) }))
+    index.upsert(doc("b", "Kate repairs engines", { vector: Float32Array.from([0, 1, 0]) }))
+    const hits = index.search({ text: "cats", vector: Float32Array.from([0.9, 0.1, 0]), mode: "fast", limit: 1 })
+    expect(hits.map((h) => h.id)).toEqual(["a"])
+  })
+
+  it("accurate mode lifts the neighbour of a strong match; fast mode does not", () => {
+    const index = new HybridIndex()
+    const turns = [
+      "Melanie: what did you think of the concert in the park",
+      "Caroline: honestly the best night of the summer",
+      "Melanie: my kids loved the fireworks afterwards",
+      "Caroline: I painted a sunrise over the lake",
+      "Melanie: the lake looks calm in that painting",
+      "Caroline: my brother builds model trains"
+    ]
+    turns.forEach((text, i) => index.upsert(doc(`t${i}`, text, { groupKey: "s1", position: i })))
+    for (let i = 0; i < 6; i++) index.upsert(doc(`n${i}`, `Jon talks about the night shift number ${i}`, { groupKey: `other${i}`, position: 0 }))
+    const question = "What did Caroline think of the concert in the park?"
+    const fast = index.search({ text: question, mode: "fast", limit: 3 }).map((h) => h.id)
+    const accurate = index.search({ text: question, mode: "accurate", limit: 3 }).map((h) => h.id)
+    expect(accurate).toContain("t1")
+    expect(accurate.indexOf("t1")).toBeLessThan(fast.includes("t1") ? fast.indexOf("t1") + 1 : 99)
+  })
+
+  it("dates named in the query favour memories of that time", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("may", "Gina went hiking", { eventTime: Date.UTC(2023, 4, 12) }))
+    index.upsert(doc("july", "Gina went hiking", { eventTime: Date.UTC(2023, 6, 3) }))
+    expect(index.search({ text: "Where did Gina go hiking in July 2023?", mode: "accurate", limit: 2 })[0]!.id).toBe("july")
+    expect(index.search({ text: "Where did Gina go hiking in May 2023?", mode: "accurate", limit: 2 })[0]!.id).toBe("may")
+  })
+})
