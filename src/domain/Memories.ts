@@ -1,7 +1,7 @@
 /** Memories and writes: the wire shapes of record, batch, the legacy add, jobs, and the memory list. */
 import { Schema } from "effect"
 import { SpaceId } from "./Spaces.ts"
-import { strict } from "./Strict.ts"
+import { Page, Paged, strict } from "./Strict.ts"
 
 export const MemoryType = Schema.Literal("fact", "note", "experience", "summary")
 export type MemoryType = typeof MemoryType.Type
@@ -136,20 +136,14 @@ export const MemoryItem = Schema.Struct({
 })
 export type MemoryItem = typeof MemoryItem.Type
 
-export const MemoryList = Schema.Struct({
-  items: Schema.Array(MemoryItem),
-  total: Schema.Number,
-  limit: Schema.Number,
-  offset: Schema.Number
-})
+export const MemoryList = Paged(MemoryItem)
 
 const BooleanFromString = Schema.Literal("true", "false").pipe(
   Schema.transform(Schema.Boolean, { strict: true, decode: (s) => s === "true", encode: (b) => (b ? "true" : "false") })
 )
 
 export const MemoryListQuery = Schema.Struct({
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)), { default: () => 0 }),
+  ...Page(100, 1000).fields,
   q: Schema.optional(Schema.String),
   type: Schema.optional(MemoryType),
   state: Schema.optional(Schema.Literal("active", "retired", "all")),

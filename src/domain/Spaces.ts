@@ -1,6 +1,6 @@
 /** Spaces: named memory containers, unique per organization. */
 import { Schema } from "effect"
-import { strict, Text } from "./Strict.ts"
+import { Paged, strict, Text } from "./Strict.ts"
 
 export const SpaceId = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, {
@@ -31,12 +31,7 @@ export const Space = Schema.Struct({
 })
 export type Space = typeof Space.Type
 
-export const SpaceList = Schema.Struct({
-  items: Schema.Array(Space),
-  total: Schema.Number,
-  limit: Schema.Number,
-  offset: Schema.Number
-})
+export const SpaceList = Paged(Space)
 
 export const CreateSpaceRequest = strict(Schema.Struct({
   space_id: Schema.optional(SpaceId),

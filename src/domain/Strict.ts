@@ -18,3 +18,7 @@ export const Page = (defaultLimit: number, maxLimit: number) =>
       default: () => 0
     })
   })
+
+/** A page of a list: `{items, total, limit, offset}`, the shape every list endpoint answers. */
+export const Paged = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ items: Schema.Array(item), total: Schema.Number, limit: Schema.Number, offset: Schema.Number })
