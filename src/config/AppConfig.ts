@@ -10,6 +10,8 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly redisUrl: Option.Option<Redacted.Redacted>
   readonly sessionTtl: Duration.Duration
+  /** A space's entity passivates (drops its in-memory index) after this long without a message. */
+  readonly spaceIdleTime: Duration.Duration
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
   readonly otlpEndpoint: Option.Option<string>
@@ -51,6 +53,11 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.validate({ message: "must be between 1 and 8760", validation: (h) => h >= 1 && h <= 8760 }),
     Config.withDefault(720),
     Config.map(Duration.hours)
+  ),
+  spaceIdleTime: Config.integer("SPACE_IDLE_SECONDS").pipe(
+    Config.validate({ message: "must be between 1 and 86400", validation: (s) => s >= 1 && s <= 86400 }),
+    Config.withDefault(300),
+    Config.map(Duration.seconds)
   ),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),

@@ -4,7 +4,8 @@
  * passivates when idle, and Postgres stays the source of truth.
  */
 import { Entity } from "@effect/cluster"
-import { Clock, Duration, Effect, Option, Queue } from "effect"
+import { Clock, Effect, Layer, Metric, Option, Queue } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { MemoryItem } from "../domain/Memories.ts"
 import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
@@ -14,10 +15,13 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo, type QueuedItem } from "../../services/store/JobRepo.ts"
 import { MemoryRepo, type MemoryRow, type NewMemory, toMemoryItem } from "../../services/store/MemoryRepo.ts"
 import { iso, isoOrNull } from "../../services/store/SqlFailure.ts"
+import { engineExclusions } from "./EngineStages.ts"
 import { eligibility, select } from "./Selection.ts"
 import { SpaceState } from "./SpaceState.ts"
 
-export const SPACE_IDLE_TIME = Duration.minutes(5)
+/** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
+export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
+export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
 
 const yieldToIo = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
@@ -38,8 +42,7 @@ const storedView = (row: MemoryRow) => ({
 const unavailable = (message: string) => (cause: unknown) =>
   new ServiceUnavailable({ message: `${message}: ${String((cause as Error)?.message ?? cause)}` })
 
-export const SpaceEntityLive = SpaceEntity.toLayer(
-  Effect.gen(function*() {
+const makeSpace = Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const { orgId, spaceId } = parseSpaceEntityId(address.entityId)
     const repo = yield* MemoryRepo
@@ -52,6 +55,12 @@ export const SpaceEntityLive = SpaceEntity.toLayer(
     const rows = yield* repo.loadSpace(orgId, spaceId).pipe(Effect.orDie)
     for (const row of rows) state.put(row)
     yield* Effect.logDebug("space activated").pipe(Effect.annotateLogs({ space_id: spaceId, memories: rows.length }))
+    yield* Metric.increment(spaceActivations)
+    yield* Metric.incrementBy(spacesActive, 1)
+    yield* Effect.addFinalizer(() =>
+      Metric.incrementBy(spacesActive, -1).pipe(
+        Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: spaceId })))
+      ))
 
     /** Extraction and embedding: everything of a write that happens before the transaction. */
     const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
@@ -156,18 +165,35 @@ export const SpaceEntityLive = SpaceEntity.toLayer(
             Effect.mapError(unavailable("embedding failed"))
           )
           const admits = eligibility(recall)
-          const hits = state.index.search({
-            text: recall.query,
-            vector,
-            referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
-            mode: recall.mode,
-            limit: Math.min(100, recall.limit + 50),
-            eligible: (id) => {
-              const row = state.rows.get(id)
-              return row !== undefined && admits(row)
-            }
-          })
-          const { included, excluded } = select(hits, state.rows, recall)
+          const cap = Math.min(100, recall.limit + 50)
+          const rank = (mode: "fast" | "accurate", limit: number) =>
+            state.index.search({
+              text: recall.query,
+              vector,
+              referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
+              mode,
+              limit,
+              eligible: (id) => {
+                const row = state.rows.get(id)
+                return row !== undefined && admits(row)
+              }
+            })
+          // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
+          const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
+          const considered = hits.slice(0, cap)
+          const selection = select(considered, state.rows, recall)
+          const included = selection.included
+          const excluded = recall.full
+            ? engineExclusions({
+              considered,
+              beyondCap: hits.slice(cap),
+              cap,
+              limit: recall.limit,
+              excluded: selection.excluded,
+              accurateTop: recall.mode === "fast" ? rank("accurate", recall.limit).map((hit) => hit.id) : null,
+              included: included.map((hit) => hit.id)
+            })
+            : selection.excluded
           const results = included.map((hit) => {
             const row = state.rows.get(hit.id)!
             return {
@@ -220,6 +246,9 @@ export const SpaceEntityLive = SpaceEntity.toLayer(
           for (const id of [...state.rows.keys()]) state.remove(id)
         })
     })
-  }),
-  { maxIdleTime: SPACE_IDLE_TIME, concurrency: 1 }
+  })
+
+/** Registered with the idle time of the configuration (SPACE_IDLE_SECONDS, default five minutes). */
+export const SpaceEntityLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => SpaceEntity.toLayer(makeSpace, { maxIdleTime: config.spaceIdleTime, concurrency: 1 }))
 )

@@ -167,6 +167,30 @@ eachProfile("retrieve", (it) => {
       expect((yield* call("GET", "/v1/receipts/req_never", { token: key })).status).toBe(404)
     }))
 
+  it.effect("a full receipt adds the engine's stages: candidate_cap past the pool, one reason per memory", () =>
+    Effect.gen(function*() {
+      const { key, put, retrieve } = yield* setup
+      for (let i = 0; i < 60; i++) yield* put(`Noor baked ${i + 2} loaves of rye bread for the market.`)
+      const basic = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true })
+      const basicReceipt = (yield* call("GET", `/v1/receipts/${basic.body.receipt_id}`, { token: key })).body
+      expect(basicReceipt.engine_stages).toBe(false)
+      expect(new Set(basicReceipt.excluded.map((e: any) => e.reason))).toEqual(new Set(["limit"]))
+
+      for (const mode of ["accurate", "fast"]) {
+        const full = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true, receipt_detail: "full", mode })
+        expect(full.status).toBe(200)
+        const receipt = (yield* call("GET", `/v1/receipts/${full.body.receipt_id}`, { token: key })).body
+        expect(receipt.engine_stages).toBe(true)
+        const capped = receipt.excluded.filter((e: any) => e.reason === "candidate_cap")
+        // limit 1 keeps a pool of 51 candidates: the other 9 matching memories are past the cap.
+        expect(capped).toHaveLength(9)
+        expect(capped[0].detail).toBe("rank 52 beyond the candidate cap of 51")
+        const everyId = [...receipt.included, ...receipt.excluded].map((e: any) => e.memory_id)
+        expect(new Set(everyId).size).toBe(everyId.length)
+        expect(everyId).toHaveLength(60)
+      }
+    }))
+
   it.effect("legacy /v1/search answers scores in 0..1", () =>
     Effect.gen(function*() {
       const { key, spaceId, put } = yield* setup

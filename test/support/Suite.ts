@@ -3,14 +3,19 @@ import { describe, it, layer } from "@effect/vitest"
 import type { Vitest } from "@effect/vitest"
 import type { HttpClient } from "@effect/platform"
 import { Duration } from "effect"
+import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { type Infrastructure, profiles, serverSkipReason } from "./Profiles.ts"
 import { testNode } from "./TestNode.ts"
 
 type NodeServices = HttpClient.HttpClient | Infrastructure
 
-export const eachProfile = (title: string, body: (it: Vitest.MethodsNonLive<NodeServices, true>) => void) => {
+export const eachProfile = (
+  title: string,
+  body: (it: Vitest.MethodsNonLive<NodeServices, true>) => void,
+  overrides?: Partial<AppConfigShape>
+) => {
   for (const profile of profiles) {
-    layer(testNode(profile.infrastructure), { excludeTestServices: true, timeout: Duration.minutes(2) })(
+    layer(testNode(profile.infrastructure, overrides), { excludeTestServices: true, timeout: Duration.minutes(2) })(
       `${title} [${profile.name}]`,
       body as (it: Vitest.MethodsNonLive<any, true>) => void
     )
