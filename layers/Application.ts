@@ -18,6 +18,9 @@ import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SessionRepo } from "../services/store/SessionRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
+import { SettingsRepo } from "../services/store/SettingsRepo.ts"
+import { LanguageModels } from "../src/models/LanguageModels.ts"
+import { NodeHttpClient } from "@effect/platform-node"
 
 const Repositories = Layer.mergeAll(
   AccountRepo.Default,
@@ -25,15 +28,19 @@ const Repositories = Layer.mergeAll(
   ApiKeyRepo.Default,
   SpaceRepo.Default,
   MemoryRepo.Default,
-  JobRepo.Default
+  JobRepo.Default,
+  SettingsRepo.Default
 )
+
+/** Model calls go out on a real HTTP client in every profile (the test server's client only reaches the test server). */
+const Llm = LanguageModels.Default.pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** The Space entity registered on the cluster, and the resumption of queued writes. */
 export const Entities = ResumeQueued.pipe(Layer.provideMerge(SpaceEntityLive), Layer.provide(Repositories))
 
 /** The services the HTTP handlers and the CLI call. */
 export const Services = Layer.mergeAll(Accounts.Default, Authenticator.Default, MemoryService.Default).pipe(
-  Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, Receipts.Default, Spaces.Default)),
+  Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, Receipts.Default, Spaces.Default, Llm)),
   Layer.provideMerge(Repositories)
 )
 

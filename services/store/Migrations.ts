@@ -3,11 +3,12 @@ import { Migrator } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_memories.ts"
+import m0003 from "./migrations/0003_space_settings.ts"
 
 const run = Migrator.make({})
 
 export const migrate = run({
-  loader: Migrator.fromRecord({ "0001_foundation": m0001, "0002_memories": m0002 }),
+  loader: Migrator.fromRecord({ "0001_foundation": m0001, "0002_memories": m0002, "0003_space_settings": m0003 }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))
 

@@ -18,6 +18,8 @@ export interface AppConfigShape {
   readonly serviceName: string
   /** Where offline model files are kept (compacted word vectors); default DATA_DIR/models. */
   readonly modelsDir: string
+  /** The operator's model catalog file (JSON); unset = the built-in local engine only. */
+  readonly modelsConfig: Option.Option<string>
   /** An OpenAI-compatible embeddings endpoint; unset = the offline embedder. */
   readonly embeddings: Option.Option<{
     readonly baseUrl: string
@@ -77,6 +79,7 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   ),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram")),
   modelsDir: Config.option(Config.string("MODELS_DIR")),
+  modelsConfig: Config.option(Config.string("MODELS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

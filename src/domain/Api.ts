@@ -4,6 +4,7 @@ import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { AuthApi, LogoutApi } from "./AuthApi.ts"
 import { ServiceUnavailable } from "./Errors.ts"
 import { MemoryApi } from "./MemoryApi.ts"
+import { ModelsApi } from "./Models.ts"
 import { OrgsApi } from "./OrgsApi.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -16,6 +17,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ApiKeysApi)
   .add(SpacesApi)
   .add(MemoryApi)
+  .add(ModelsApi)
   .addError(ServiceUnavailable)
   .annotate(OpenApi.Title, "Engram")
   .annotate(OpenApi.Description, "Long-term memory service for software agents")

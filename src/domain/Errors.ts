@@ -81,3 +81,49 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 
 /** The failures any authenticated endpoint can answer with. */
 export const AuthFailures = [Unauthorized, KeyExpired, InvalidApiKey, ServiceUnavailable] as const
+
+/** The proxy named a model this deployment does not serve; the message names the served ones. */
+export class InvalidModel extends Schema.TaggedError<InvalidModel>()(
+  "InvalidModel",
+  fields("invalid_model"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** Anywhere but the proxy: a model this deployment does not serve; the message lists the served ones. */
+export class UnsupportedModel extends Schema.TaggedError<UnsupportedModel>()(
+  "UnsupportedModel",
+  fields("unsupported_model"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** An unparseable memory header (`X-Svc-*`); the message names the header. */
+export class InvalidTunable extends Schema.TaggedError<InvalidTunable>()(
+  "InvalidTunable",
+  fields("invalid_tunable"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** The model is at capacity: its requests_per_minute, or the provider's own 429 after retries. */
+export class ModelThrottled extends Schema.TaggedError<ModelThrottled>()(
+  "ModelThrottled",
+  fields("model_throttled"),
+  HttpApiSchema.annotations({ status: 429 })
+) {}
+
+/** The model is listed but its provider cannot be reached (timeouts, 5xx, refused connections). */
+export class ModelUnavailable extends Schema.TaggedError<ModelUnavailable>()(
+  "ModelUnavailable",
+  fields("model_unavailable"),
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+/** User-profile endpoints: the space does not exist in the caller's organization. */
+export class SpaceNotFound extends Schema.TaggedError<SpaceNotFound>()(
+  "SpaceNotFound",
+  fields("space_not_found"),
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/** What a call to a model can fail with, on the wire. */
+export const ModelFailures = [ModelThrottled, ModelUnavailable] as const
+export type ModelFailure = ModelThrottled | ModelUnavailable

@@ -7,12 +7,13 @@ import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
+import { ModelHandlers } from "./ModelHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
-  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers]),
+  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

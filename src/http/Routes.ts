@@ -23,3 +23,6 @@ HttpApi.reflect(EngramApi, {
 export const allowedMethods = (path: string): ReadonlyArray<string> => [
   ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
 ]
+
+/** Routes served beside the HttpApi register here, so a wrong method on them is a 405 too. */
+export const registerRoute = (method: string, path: string) => void routes.push({ method, pattern: compile(path) })

@@ -14,11 +14,17 @@ import { layerPglite, layerPostgres } from "../../services/store/Database.ts"
 import * as Extraction from "../../src/ingestion/Extractor.ts"
 import type { Extractor } from "../../src/ingestion/Extractor.ts"
 import * as Migrations from "../../services/store/Migrations.ts"
+import * as Catalogs from "../../services/llm/Catalog.ts"
+import type { Catalog } from "../../services/llm/Catalog.ts"
 
-export type Infrastructure = SqlClient.SqlClient | Cache | Embedder | Extractor
+export type Infrastructure = SqlClient.SqlClient | Cache | Embedder | Extractor | Catalog
 
 /** The offline models, compacted once per machine by the global setup. */
-const Models = Layer.mergeAll(layerLocal({ cacheDir: process.env.ENGRAM_TEST_MODELS_DIR! }), Extraction.layerLocal)
+const Models = Layer.mergeAll(
+  layerLocal({ cacheDir: process.env.ENGRAM_TEST_MODELS_DIR! }),
+  Extraction.layerLocal,
+  Catalogs.layerStatic(undefined)
+)
 
 export interface Profile {
   readonly name: string

@@ -21,7 +21,8 @@ export const testSettings: AppConfigShape = {
   otlpEndpoint: Option.none(),
   serviceName: "engram-test",
   modelsDir: process.env.ENGRAM_TEST_MODELS_DIR ?? "",
-  embeddings: Option.none()
+  embeddings: Option.none(),
+  modelsConfig: Option.none()
 }
 
 export const TestConfig = Layer.succeed(AppConfig, testSettings)
