@@ -9,6 +9,11 @@ import { ApiKeys } from "../src/identity/ApiKeys.ts"
 import { Authenticator } from "../src/identity/Authenticator.ts"
 import { MemoryService } from "../src/space/MemoryService.ts"
 import { Receipts } from "../src/space/Receipts.ts"
+import { Reason } from "../src/reason/Reason.ts"
+import { ReasonSettings } from "../src/reason/ReasonSettings.ts"
+import { SpaceProfiles } from "../src/reason/SpaceProfiles.ts"
+import { UserProfiles } from "../src/reason/UserProfiles.ts"
+import { UserMemoryRepo } from "../services/store/UserMemoryRepo.ts"
 import { ResumeQueued } from "../src/space/ResumeQueued.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntityLive.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
@@ -20,6 +25,8 @@ import { SessionRepo } from "../services/store/SessionRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 import { SettingsRepo } from "../services/store/SettingsRepo.ts"
 import { LanguageModels } from "../src/models/LanguageModels.ts"
+import { ChatSettingsService } from "../src/proxy/ChatSettingsService.ts"
+import { MemoryWrapper } from "../src/proxy/MemoryWrapper.ts"
 import { NodeHttpClient } from "@effect/platform-node"
 
 const Repositories = Layer.mergeAll(
@@ -38,8 +45,16 @@ const Llm = LanguageModels.Default.pipe(Layer.provide(NodeHttpClient.layerUndici
 /** The Space entity registered on the cluster, and the resumption of queued writes. */
 export const Entities = ResumeQueued.pipe(Layer.provideMerge(SpaceEntityLive), Layer.provide(Repositories))
 
+/** Reason, the space profile and reason settings, user profiles. */
+const Reasoning = UserProfiles.Default.pipe(
+  Layer.provideMerge(Reason.Default),
+  Layer.provideMerge(Layer.mergeAll(SpaceProfiles.Default, ReasonSettings.Default, UserMemoryRepo.Default))
+)
+
 /** The services the HTTP handlers and the CLI call. */
-export const Services = Layer.mergeAll(Accounts.Default, Authenticator.Default, MemoryService.Default).pipe(
+export const Services = MemoryWrapper.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Authenticator.Default, MemoryService.Default, ChatSettingsService.Default)),
+  Layer.merge(Reasoning),
   Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, Receipts.Default, Spaces.Default, Llm)),
   Layer.provideMerge(Repositories)
 )

@@ -5,7 +5,10 @@ import { AuthApi, LogoutApi } from "./AuthApi.ts"
 import { ServiceUnavailable } from "./Errors.ts"
 import { MemoryApi } from "./MemoryApi.ts"
 import { ModelsApi } from "./Models.ts"
+import { ChatSettingsApi } from "./ChatSettings.ts"
 import { OrgsApi } from "./OrgsApi.ts"
+import { ProfilesApi } from "./Profiles.ts"
+import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
@@ -18,6 +21,9 @@ export class EngramApi extends HttpApi.make("engram")
   .add(SpacesApi)
   .add(MemoryApi)
   .add(ModelsApi)
+  .add(ReasonApi)
+  .add(ProfilesApi)
+  .add(ChatSettingsApi)
   .addError(ServiceUnavailable)
   .annotate(OpenApi.Title, "Engram")
   .annotate(OpenApi.Description, "Long-term memory service for software agents")

@@ -6,20 +6,28 @@ import { ApiKeyHandlers } from "./ApiKeyHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
+import { McpRoute } from "./McpRoute.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
+import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
+import { ProxyRoutes } from "./ProxyRoutes.ts"
+import { ProfileHandlers } from "./ProfileHandlers.ts"
+import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
-  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers]),
+  Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
+  Layer.provide([ReasonHandlers, ProfileHandlers]),
   Layer.provide(AuthenticationLive)
 )
 
 /** Serves the API on whatever HttpServer the profile provides (a port, or a test server). */
 export const HttpLive = HttpApiBuilder.serve(envelopeMiddleware).pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(ProxyRoutes),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(McpRoute),
   Layer.provide(ApiLive)
 )

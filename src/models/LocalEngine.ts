@@ -9,14 +9,24 @@ import { type ChatRequest, type Completion, estimateTokens, type Provider, type 
 import { terms } from "../retrieval/Text.ts"
 
 export const NOTHING_REMEMBERED = "I have no stored memories about that yet."
+const ANSWER_PREFIX = "From what I remember:"
 const MAX_QUOTED = 3
+
+/**
+ * The statements a memory makes: a recorded answer of this engine is split back
+ * into the memories it quoted; questions state nothing and are left out.
+ */
+const statements = (memory: string) =>
+  memory.replace(ANSWER_PREFIX, "\n").split(/\n+/).map((line) => line.replace(/^\s*-\s+/, "").trim())
+    .filter((line) => line !== "" && !line.endsWith("?") && line !== NOTHING_REMEMBERED)
 
 const question = (request: ChatRequest) => [...request.messages].reverse().find((m) => m.role === "user")?.content ?? ""
 
 /** The memories worth quoting: most content words shared with the question, recall order breaking ties. */
 export const pickMemories = (query: string, memories: ReadonlyArray<string>): ReadonlyArray<string> => {
   const wanted = new Set(terms(query))
-  const scored = memories.map((text, rank) => ({ text, rank, shared: new Set(terms(text).filter((t) => wanted.has(t))).size }))
+  const distinct = [...new Set(memories.flatMap(statements))]
+  const scored = distinct.map((text, rank) => ({ text, rank, shared: new Set(terms(text).filter((t) => wanted.has(t))).size }))
   const matching = scored.filter((m) => m.shared > 0).sort((a, b) => b.shared - a.shared || a.rank - b.rank)
   return (matching.length > 0 ? matching : scored).slice(0, MAX_QUOTED).map((m) => m.text.trim())
 }
@@ -24,8 +34,8 @@ export const pickMemories = (query: string, memories: ReadonlyArray<string>): Re
 export const answer = (request: ChatRequest): string => {
   const quoted = pickMemories(question(request), request.memories)
   if (quoted.length === 0) return NOTHING_REMEMBERED
-  if (quoted.length === 1) return `From what I remember: ${quoted[0]}`
-  return `From what I remember:\n${quoted.map((m) => `- ${m}`).join("\n")}`
+  if (quoted.length === 1) return `${ANSWER_PREFIX} ${quoted[0]}`
+  return `${ANSWER_PREFIX}\n${quoted.map((m) => `- ${m}`).join("\n")}`
 }
 
 /** Word-sized tokens, each keeping its trailing white space, so the deltas join back into the answer. */

@@ -42,10 +42,13 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       })
     })
 
-    /** Writes create their space on first use, unless another organization holds that id. */
-    const ensure = Effect.fn("Spaces.ensure")(function*(principal: PrincipalShape, spaceId: string) {
+    /**
+     * Writes create their space on first use, unless another organization holds
+     * that id. An implicit space (the proxy's `default`) is every organization's own.
+     */
+    const ensure = Effect.fn("Spaces.ensure")(function*(principal: PrincipalShape, spaceId: string, implicit = false) {
       if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return
-      if (yield* repo.heldElsewhere(principal.orgId, spaceId)) {
+      if (!implicit && (yield* repo.heldElsewhere(principal.orgId, spaceId))) {
         return yield* new Forbidden({ message: `space ${spaceId} does not belong to your organization` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
