@@ -264,6 +264,30 @@ eachProfile("proxy with the official clients", (it) => {
       expect(text).toBe("echo: say something")
     }))
 
+  it.effect("an Anthropic provider answers through any format, whole and streamed", () =>
+    Effect.gen(function*() {
+      const { put, openai, anthropic } = yield* setup
+      yield* put("Kemal: I repair vintage bicycles.")
+      const before = upstream.bodies.length
+      const whole = (yield* Effect.promise(() =>
+        openai().chat.completions.create({ model: "claude-echo", messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "What does Kemal repair?" }] })
+      )) as any
+      expect(whole.model).toBe("upstream/claude-echo-1")
+      expect(whole.choices[0].message.content).toBe("echo: What does Kemal repair?")
+      expect(whole.usage).toEqual({ prompt_tokens: 13, completion_tokens: 5, total_tokens: 18 })
+      const sent = upstream.bodies[before]
+      expect(sent.model).toBe("upstream/claude-echo-1")
+      expect(sent.system).toContain("vintage bicycles")
+      expect(sent.system).toContain("Be terse.")
+      expect(sent.messages).toEqual([{ role: "user", content: "What does Kemal repair?" }])
+      const final = yield* Effect.promise(() =>
+        anthropic().messages.stream({ model: "claude-echo", max_tokens: 64, messages: [{ role: "user", content: "What does Kemal repair?" }] }).finalMessage()
+      )
+      expect((final.content[0] as any).text).toBe("echo: What does Kemal repair?")
+      expect(final.model).toBe("upstream/claude-echo-1")
+      expect(final.usage.output_tokens).toBe(5)
+    }))
+
   it.effect("precedence: body over header over chat settings over the platform default", () =>
     Effect.gen(function*() {
       const { key, put, spaceId, base } = yield* setup
@@ -348,6 +372,36 @@ eachProfile("proxy with the official clients", (it) => {
       expect(items.filter((m) => m.metadata?.source === "proxy")).toEqual([])
     }))
 
+  it.effect("retries a failing upstream with backoff; a model's requests_per_minute answers model_throttled", () =>
+    Effect.gen(function*() {
+      const { key, spaceId } = yield* setup
+      const chat = (model: string, content: string) =>
+        call("POST", "/v1/chat/completions", {
+          token: key,
+          headers: { "x-svc-space-id": spaceId, "x-svc-auto-record": "false" },
+          json: { model, messages: [{ role: "user", content }] }
+        })
+      const word = unique("w").replace(/-/g, "")
+      const before = upstream.bodies.length
+      const flaky = yield* chat("echo", `FLAKY ${word}`)
+      expect(flaky.status).toBe(200)
+      expect(flaky.body.choices[0].message.content).toBe(`echo: FLAKY ${word}`)
+      expect(upstream.bodies.slice(before).filter((b) => JSON.stringify(b).includes(word))).toHaveLength(2)
+
+      // Two per minute: of five quick calls at most four succeed even across a minute boundary.
+      const statuses: Array<number> = []
+      let throttled: any
+      for (let i = 0; i < 5; i++) {
+        const reply = yield* chat("tight", "hello")
+        statuses.push(reply.status)
+        if (reply.status === 429) throttled = reply.body
+      }
+      expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
+      expect(throttled.error.code).toBe("model_throttled")
+      expect(throttled.error.message).toContain("2 requests per minute")
+      expect(statuses).toContain(429)
+    }))
+
   it.effect("a dropped streaming connection still records what was produced", () =>
     Effect.gen(function*() {
       const { key, spaceId, base } = yield* setup
@@ -415,7 +469,9 @@ eachProfile("proxy with the official clients", (it) => {
       const reply = yield* call("GET", "/v1/models", { token: key })
       expect(reply.status).toBe(200)
       expect(reply.body.object).toBe("list")
-      const [local, echo] = reply.body.data
+      const [local, echo, tight, claude] = reply.body.data
+      expect(tight.id).toBe("upstream/tight-1")
+      expect(claude.id).toBe("upstream/claude-echo-1")
       expect(local).toMatchObject({
         id: "engram/local-extractive-1",
         object: "model",
