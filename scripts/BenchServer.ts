@@ -17,6 +17,8 @@ const freePort = () =>
 export interface BenchServer {
   readonly url: string
   readonly child: ChildProcess
+  /** The bench organization's API key. */
+  readonly key: string
   readonly rssMb: () => number
   readonly call: (method: string, path: string, body?: unknown) => Promise<any>
   readonly stop: () => Promise<void>
@@ -25,7 +27,9 @@ export interface BenchServer {
 export const startBenchServer = async (env: Record<string, string> = {}): Promise<BenchServer> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
   const port = await freePort()
-  const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
+  // BENCH_NODE_ARGS reaches the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "")
+  const child = spawn(process.execPath, [...nodeArgs, join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -62,6 +66,7 @@ export const startBenchServer = async (env: Record<string, string> = {}): Promis
   return {
     url,
     child,
+    key: token,
     call,
     rssMb: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8")
