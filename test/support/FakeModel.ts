@@ -6,14 +6,13 @@
  *   busy  (acme/busy-1): always 429;  down (acme/down-1): always 503
  */
 import type { Vitest } from "@effect/vitest"
-import { describe, it, layer } from "@effect/vitest"
-import type { HttpClient } from "@effect/platform"
-import { Context, Duration, Effect, Layer } from "effect"
+import type { HttpClient, HttpServer } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Catalogs from "../../services/llm/Catalog.ts"
-import { type Infrastructure, profiles, serverSkipReason } from "./Profiles.ts"
-import { testNode } from "./TestNode.ts"
+import type { Infrastructure } from "./Profiles.ts"
+import { eachProfile } from "./Suite.ts"
 
 export interface RecordedCall {
   readonly model: string
@@ -83,36 +82,21 @@ const fakeModel = (id: string, upstream: string, port: number, aliases: Readonly
   timeout_seconds: 5
 })
 
-/** A whole node whose catalog is the local engine plus the fake server's three models. */
-const nodeWithFakeModel = (infrastructure: Layer.Layer<Infrastructure, unknown>) =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const fake = yield* start
-    const catalog = Catalogs.layerStatic({
-      models: [
-        fakeModel("acme/echo-large-2", "echo", fake.port, ["balanced"]),
-        fakeModel("acme/busy-1", "busy", fake.port),
-        fakeModel("acme/down-1", "down", fake.port)
-      ]
-    })
-    // The later layer wins: this catalog replaces the profile's.
-    return testNode(Layer.merge(infrastructure, catalog)).pipe(Layer.provideMerge(Layer.succeed(FakeModel, fake)))
-  }))
+/** The fake server, and a catalog serving its three models beside the local engine (it replaces the profile's). */
+const fakeModels = Layer.unwrapScoped(Effect.gen(function*() {
+  const fake = yield* start
+  const catalog = Catalogs.layerStatic({
+    models: [
+      fakeModel("acme/echo-large-2", "echo", fake.port, ["balanced"]),
+      fakeModel("acme/busy-1", "busy", fake.port),
+      fakeModel("acme/down-1", "down", fake.port)
+    ]
+  })
+  return Layer.merge(catalog, Layer.succeed(FakeModel, fake))
+}))
 
 /** `eachProfile`, on nodes that serve the fake models. */
 export const eachProfileWithFakeModel = (
   title: string,
-  body: (it: Vitest.MethodsNonLive<HttpClient.HttpClient | Infrastructure | FakeModel, true>) => void
-) => {
-  for (const profile of profiles) {
-    layer(nodeWithFakeModel(profile.infrastructure), { excludeTestServices: true, timeout: Duration.minutes(2) })(
-      `${title} [${profile.name}]`,
-      body as (it: Vitest.MethodsNonLive<any, true>) => void
-    )
-  }
-  const reason = serverSkipReason
-  if (reason !== undefined) {
-    describe(`${title} [server profile]`, () => {
-      it.skip(reason, () => {})
-    })
-  }
-}
+  body: (it: Vitest.MethodsNonLive<HttpClient.HttpClient | HttpServer.HttpServer | Infrastructure | FakeModel, true>) => void
+) => eachProfile<FakeModel>(title, body, undefined, fakeModels)

@@ -9,12 +9,12 @@ import { testNode } from "./TestNode.ts"
 
 type NodeServices = HttpClient.HttpClient | HttpServer.HttpServer | Infrastructure
 
-export const eachProfile = (
+export const eachProfile = <Extra = never>(
   title: string,
-  body: (it: Vitest.MethodsNonLive<NodeServices, true>) => void,
+  body: (it: Vitest.MethodsNonLive<NodeServices | Extra, true>) => void,
   overrides?: Partial<AppConfigShape>,
-  /** Replaces parts of the infrastructure (a catalog of stand-in models, say). */
-  replace?: Layer.Layer<Partial<Infrastructure> & any, unknown>
+  /** Replaces parts of the infrastructure (a catalog of stand-in models, say), and may add services of its own. */
+  replace?: Layer.Layer<Extra | Partial<Infrastructure> & any, unknown>
 ) => {
   for (const profile of profiles) {
     const infrastructure = replace === undefined ? profile.infrastructure : Layer.merge(profile.infrastructure, replace)
