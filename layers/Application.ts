@@ -24,10 +24,9 @@ import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SessionRepo } from "../services/store/SessionRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 import { SettingsRepo } from "../services/store/SettingsRepo.ts"
-import { LanguageModels } from "../src/models/LanguageModels.ts"
 import { ChatSettingsService } from "../src/proxy/ChatSettingsService.ts"
 import { MemoryWrapper } from "../src/proxy/MemoryWrapper.ts"
-import { NodeHttpClient } from "@effect/platform-node"
+import { Llm } from "./Models.ts"
 
 const Repositories = Layer.mergeAll(
   AccountRepo.Default,
@@ -38,9 +37,6 @@ const Repositories = Layer.mergeAll(
   JobRepo.Default,
   SettingsRepo.Default
 )
-
-/** Model calls go out on a real HTTP client in every profile (the test server's client only reaches the test server). */
-const Llm = LanguageModels.Default.pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** The Space entity registered on the cluster, and the resumption of queued writes. */
 export const Entities = ResumeQueued.pipe(Layer.provideMerge(SpaceEntityLive), Layer.provide(Repositories))

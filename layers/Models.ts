@@ -1,12 +1,15 @@
 /**
- * The models: the offline extractor always, the offline embedder unless
- * EMBEDDINGS_BASE_URL names an OpenAI-compatible endpoint, and the model
- * catalog (MODELS_CONFIG plus the built-in local engine).
+ * The models: the offline extractor unless EXTRACTION_MODEL names a catalog
+ * model, the offline embedder unless EMBEDDINGS_BASE_URL names an
+ * OpenAI-compatible endpoint, and the model catalog (MODELS_CONFIG plus the
+ * built-in local engine).
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import * as Extraction from "../src/ingestion/Extractor.ts"
+import * as LlmExtraction from "../src/ingestion/LlmExtractor.ts"
+import { LanguageModels } from "../src/models/LanguageModels.ts"
 import * as Embedding from "../services/embedder/Embedder.ts"
 import * as Catalogs from "../services/llm/Catalog.ts"
 import { StartupError } from "./StartupError.ts"
@@ -24,12 +27,37 @@ export const Embedder = Layer.unwrapEffect(
     }))
 )
 
-export const Extractor = Extraction.layerLocal
-
 /** MODELS_CONFIG's catalog plus the built-in engine; an invalid file stops start-up naming it. */
 export const Catalog = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Catalogs.layerFile(config.modelsConfig).pipe(Layer.mapError((e) => new StartupError({ message: e.message }))))
 )
 
-export const Models = Layer.mergeAll(Embedder, Extractor, Catalog)
+/**
+ * Catalog model calls (they need the Cache), on a real HTTP client in every
+ * profile: the test server's client only reaches the test server. One
+ * instance serves the application and the extractor.
+ */
+export const Llm = LanguageModels.Default.pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/**
+ * The local engine, unless EXTRACTION_MODEL names a catalog model (the local
+ * engine's own names mean the local engine); a name the catalog does not
+ * serve stops start-up naming the variable.
+ */
+export const Extractor = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const { extractionModel } = yield* AppConfig
+    if (Option.isNone(extractionModel)) return Extraction.layerLocal
+    const catalog = yield* Catalogs.Catalog
+    const spec = catalog.resolve(extractionModel.value)
+    if (Option.isNone(spec)) {
+      return yield* new StartupError({
+        message: `EXTRACTION_MODEL ${extractionModel.value} is not a served model; served: ${catalog.served}`
+      })
+    }
+    return spec.value.provider === "local" ? Extraction.layerLocal : LlmExtraction.layer(spec.value).pipe(Layer.provide(Llm))
+  })
+)
+
+export const Models = Layer.mergeAll(Embedder, Extractor).pipe(Layer.provideMerge(Catalog))

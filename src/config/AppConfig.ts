@@ -20,6 +20,8 @@ export interface AppConfigShape {
   readonly modelsDir: string
   /** The operator's model catalog file (JSON); unset = the built-in local engine only. */
   readonly modelsConfig: Option.Option<string>
+  /** The catalog model that extracts memories (full id, short name or tier); unset = the built-in local engine. */
+  readonly extractionModel: Option.Option<string>
   /** An OpenAI-compatible embeddings endpoint; unset = the offline embedder. */
   readonly embeddings: Option.Option<{
     readonly baseUrl: string
@@ -80,6 +82,9 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram")),
   modelsDir: Config.option(Config.string("MODELS_DIR")),
   modelsConfig: Config.option(Config.string("MODELS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),
+  extractionModel: Config.option(Config.string("EXTRACTION_MODEL")).pipe(
+    Config.map((name) => Option.filter(Option.map(name, (s) => s.trim()), (s) => s !== ""))
+  ),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

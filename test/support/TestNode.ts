@@ -22,7 +22,8 @@ export const testSettings: AppConfigShape = {
   serviceName: "engram-test",
   modelsDir: process.env.ENGRAM_TEST_MODELS_DIR ?? "",
   embeddings: Option.none(),
-  modelsConfig: Option.none()
+  modelsConfig: Option.none(),
+  extractionModel: Option.none()
 }
 
 export const TestConfig = Layer.succeed(AppConfig, testSettings)
