@@ -14,6 +14,19 @@ export interface QueuedItem {
   readonly request: unknown
 }
 
+/** How one queued item ended: stored (with the ids of its memories) or failed. */
+export type ItemOutcome =
+  | { readonly _tag: "Completed"; readonly item: QueuedItem; readonly memoryIds: ReadonlyArray<string> }
+  | { readonly _tag: "Failed"; readonly item: QueuedItem; readonly error: string }
+
+const outcomeRecord = (outcome: ItemOutcome) => ({
+  job_id: outcome.item.job_id,
+  position: outcome.item.position,
+  status: outcome._tag === "Completed" ? "completed" : "failed",
+  memory_ids: outcome._tag === "Completed" ? outcome.memoryIds : [],
+  error: outcome._tag === "Failed" ? outcome.error : null
+})
+
 interface JobRow {
   readonly job_id: string
   readonly space_id: string
@@ -102,30 +115,31 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
           return yield* get(orgId, spaceId, jobId)
         }).pipe(sql.withTransaction, storeFailure),
 
-      nextQueued: (orgId: string, spaceId: string) =>
+      /** The space's oldest queued items, in the order they were acknowledged. */
+      nextQueued: (orgId: string, spaceId: string, limit: number) =>
         sql<QueuedItem>`SELECT i.job_id, i.position, i.request FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
           WHERE j.org_id = ${orgId} AND j.space_id = ${spaceId} AND i.status = 'queued'
-          ORDER BY j.created_at, j.job_id, i.position LIMIT 1`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          storeFailure
-        ),
+          ORDER BY j.created_at, j.job_id, i.position LIMIT ${limit}`.pipe(storeFailure),
 
-      /** Marks an item done; call inside the transaction that stored its memories. Answers false if it was cancelled meanwhile. */
-      completeInTransaction: (item: QueuedItem, memoryIds: ReadonlyArray<string>, now: Date) =>
+      /**
+       * Settles a group of items in one statement, and touches each of their
+       * jobs once; call inside the transaction that stores the completed
+       * items' memories. Answers the items settled: any other was cancelled meanwhile.
+       */
+      settleInTransaction: (outcomes: ReadonlyArray<ItemOutcome>, now: Date) =>
         Effect.gen(function*() {
-          const rows = yield* sql`UPDATE ingest_items SET status = 'completed', memory_ids = ${memoryIds as Array<string>}
-            WHERE job_id = ${item.job_id} AND position = ${item.position} AND status = 'queued' RETURNING position`
-          yield* sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ${item.job_id}`
-          return rows.length > 0
+          if (outcomes.length === 0) return []
+          const settled = yield* sql<{ job_id: string; position: number }>`UPDATE ingest_items i
+            SET status = v.status, memory_ids = coalesce(v.memory_ids, '{}'), error = v.error
+            FROM jsonb_to_recordset(${JSON.stringify(outcomes.map(outcomeRecord))}::jsonb)
+              AS v(job_id text, position integer, status text, memory_ids text[], error text)
+            WHERE i.job_id = v.job_id AND i.position = v.position AND i.status = 'queued'
+            RETURNING i.job_id, i.position`
+          const jobIds = [...new Set(settled.map((row) => row.job_id))]
+          if (jobIds.length > 0) yield* sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ANY(${jobIds})`
+          return settled
         }),
-
-      fail: (item: QueuedItem, error: string, now: Date) =>
-        Effect.zipRight(
-          sql`UPDATE ingest_items SET status = 'failed', error = ${error}
-            WHERE job_id = ${item.job_id} AND position = ${item.position} AND status = 'queued'`,
-          sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ${item.job_id}`
-        ).pipe(sql.withTransaction, storeFailure),
 
       /** Spaces with queued items, to resume after a restart. */
       spacesWithQueued: sql<{ org_id: string; space_id: string }>`SELECT DISTINCT j.org_id, j.space_id

@@ -68,6 +68,42 @@ export interface DocumentWrite {
   readonly tags: ReadonlyArray<string>
 }
 
+/** The memories of one write, under its document. */
+export interface DocumentWrites {
+  readonly document: DocumentWrite
+  readonly memories: ReadonlyArray<NewMemory>
+}
+
+const documentRecord = (doc: DocumentWrite) => ({
+  document_id: doc.documentId,
+  source: doc.source,
+  text_length: doc.textLength,
+  tags: doc.tags
+})
+
+/** A memory as one record of a multi-row insert: times in epoch milliseconds, the vector in base64. */
+const memoryRecord = (documentId: string, m: NewMemory) => ({
+  id: m.id,
+  document_id: documentId,
+  text: m.text,
+  source_text: m.sourceText,
+  context: m.context,
+  type: m.type,
+  entities: m.entities,
+  metadata: m.metadata,
+  tags: m.tags,
+  user_id: m.userId,
+  agent_id: m.agentId,
+  session_id: m.sessionId,
+  member_id: m.memberId,
+  event_time: m.eventTime.getTime(),
+  occurred_start: m.occurredStart?.getTime() ?? null,
+  occurred_end: m.occurredEnd?.getTime() ?? null,
+  position: m.position,
+  embedding: m.embedding ? vectorToBytes(m.embedding).toString("base64") : null,
+  embedder: m.embedder
+})
+
 const COLUMNS = `id, org_id, space_id, document_id, text, source_text, context, type, state, entities, metadata, tags,
   user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end, source_ids, position,
   embedding, embedder, created_at, updated_at`
@@ -106,40 +142,68 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
     const columns = sql.literal(COLUMNS)
 
     /**
-     * Stores a write's memories under its document. Reusing a caller's
-     * document_id replaces that document's memories; answers the ids replaced.
+     * Stores writes, in order, each under its document, with one statement per
+     * table. Reusing a document_id replaces that document's memories, so of
+     * several writes to one document only the last one's memories remain.
+     * Answers the stored rows and the ids of the memories replaced.
      */
-    const insertDocument = (orgId: string, spaceId: string, doc: DocumentWrite, memories: ReadonlyArray<NewMemory>, now: Date) =>
+    const insertDocuments = (orgId: string, spaceId: string, writes: ReadonlyArray<DocumentWrites>, now: Date) =>
       Effect.gen(function*() {
-        const replaced = yield* sql<{ id: string }>`DELETE FROM memories
-          WHERE org_id = ${orgId} AND space_id = ${spaceId} AND document_id = ${doc.documentId} RETURNING id`
+        const last = new Map<string, DocumentWrites>()
+        for (const write of writes) last.set(write.document.documentId, write)
+        if (last.size === 0) return { rows: [] as Array<MemoryRow>, replaced: [] as Array<string> }
+        const kept = [...last.values()]
+        const memories = kept.flatMap((write) => write.memories.map((m) => memoryRecord(write.document.documentId, m)))
+
+        // One index probe per document (OFFSET 0 keeps the planner from flattening the lookup): PGlite never
+        // gathers statistics, and without them `document_id = ANY(...)` was planned as a scan of the whole space.
+        const replaced = yield* sql<{ id: string }>`DELETE FROM memories m USING (
+            SELECT found.id FROM unnest(${[...last.keys()]}::text[]) AS d(document_id)
+            CROSS JOIN LATERAL (SELECT id FROM memories WHERE org_id = ${orgId} AND space_id = ${spaceId}
+              AND document_id = d.document_id OFFSET 0) AS found
+          ) r WHERE m.id = r.id RETURNING m.id`
         yield* sql`INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, created_at, updated_at)
-          VALUES (${orgId}, ${spaceId}, ${doc.documentId}, ${doc.source}, ${doc.textLength}, ${doc.tags as Array<string>}, ${now}, ${now})
+          SELECT ${orgId}::text, ${spaceId}::text, d.document_id, d.source, d.text_length, d.tags,
+            ${now}::timestamptz, ${now}::timestamptz
+          FROM jsonb_to_recordset(${JSON.stringify(kept.map((write) => documentRecord(write.document)))}::jsonb)
+            AS d(document_id text, source text, text_length integer, tags text[])
           ON CONFLICT (org_id, space_id, document_id) DO UPDATE
           SET text_length = EXCLUDED.text_length, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at`
-        const rows: Array<MemoryRow> = []
-        for (const m of memories) {
-          const inserted = yield* sql<MemoryRow>`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
-              context, type, entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
-              occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
-            VALUES (${m.id}, ${orgId}, ${spaceId}, ${doc.documentId}, ${m.text}, ${m.sourceText}, ${m.context}, ${m.type},
-              ${JSON.stringify(m.entities)}::jsonb, ${JSON.stringify(m.metadata)}::jsonb, ${m.tags as Array<string>},
-              ${m.userId}, ${m.agentId}, ${m.sessionId}, ${m.memberId}, ${m.eventTime}, ${m.occurredStart},
-              ${m.occurredEnd}, ${m.position}, ${m.embedding ? vectorToBytes(m.embedding) : null}, ${m.embedder},
-              ${now}, ${now})
-            RETURNING ${columns}`
-          rows.push(inserted[0]!)
-          yield* sql`INSERT INTO memory_history (memory_id, change, previous, changed_at) VALUES (${m.id}, 'created', NULL, ${now})`
-        }
-        return { rows, replaced: replaced.map((r) => r.id) }
+        if (memories.length === 0) return { rows: [] as Array<MemoryRow>, replaced: replaced.map((r) => r.id) }
+        const inserted = yield* sql<MemoryRow>`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
+            context, type, entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
+            occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
+          SELECT m.id, ${orgId}::text, ${spaceId}::text, m.document_id, m.text, m.source_text, m.context, m.type,
+            m.entities, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
+            to_timestamp(m.event_time / 1000), to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000),
+            m.position, decode(m.embedding, 'base64'), m.embedder,
+            ${now}::timestamptz, ${now}::timestamptz
+          FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
+            source_text text, context text, type text, entities jsonb, metadata jsonb, tags text[], user_id text,
+            agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
+            occurred_end float8, position integer, embedding text, embedder text)
+          RETURNING ${columns}`
+        const ids = memories.map((m) => m.id)
+        yield* sql`INSERT INTO memory_history (memory_id, change, previous, changed_at)
+          SELECT h.id, 'created', NULL, ${now}::timestamptz FROM unnest(${ids}::text[]) WITH ORDINALITY AS h(id, n) ORDER BY h.n`
+        const byId = new Map(inserted.map((row) => [row.id, row]))
+        return { rows: ids.map((id) => byId.get(id)!), replaced: replaced.map((r) => r.id) }
       })
 
     return {
+      /** One write, in its own transaction. */
       insertDocument: (orgId: string, spaceId: string, doc: DocumentWrite, memories: ReadonlyArray<NewMemory>, now: Date) =>
-        insertDocument(orgId, spaceId, doc, memories, now).pipe(sql.withTransaction, storeFailure, Effect.withSpan("MemoryRepo.insertDocument")),
+        insertDocuments(orgId, spaceId, [{ document: doc, memories }], now).pipe(
+          sql.withTransaction,
+          storeFailure,
+          Effect.withSpan("MemoryRepo.insertDocument")
+        ),
 
-      /** Same as insertDocument, inside a caller's transaction (queued items mark themselves done in it). */
-      insertDocumentInTransaction: insertDocument,
+      /** Several writes inside a caller's transaction (queued items mark themselves done in it). */
+      insertDocumentsInTransaction: (orgId: string, spaceId: string, writes: ReadonlyArray<DocumentWrites>, now: Date) =>
+        insertDocuments(orgId, spaceId, writes, now).pipe(Effect.withSpan("MemoryRepo.insertDocuments", {
+          attributes: { writes: writes.length }
+        })),
 
       withTransaction: sql.withTransaction,
 

@@ -4,16 +4,16 @@
  * passivates when idle, and Postgres stays the source of truth.
  */
 import { Entity } from "@effect/cluster"
-import { Clock, Effect, Layer, Metric, Option, Queue } from "effect"
+import { Clock, Effect, Either, Layer, Metric, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { MemoryItem } from "../domain/Memories.ts"
 import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
-import { Extractor } from "../ingestion/Extractor.ts"
+import { type ExtractedMemory, Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
-import { JobRepo, type QueuedItem } from "../../services/store/JobRepo.ts"
-import { MemoryRepo, type MemoryRow, type NewMemory, toMemoryItem } from "../../services/store/MemoryRepo.ts"
+import { type ItemOutcome, JobRepo, type QueuedItem } from "../../services/store/JobRepo.ts"
+import { type DocumentWrites, MemoryRepo, type MemoryRow, type NewMemory, toMemoryItem } from "../../services/store/MemoryRepo.ts"
 import { iso, isoOrNull } from "../../services/store/SqlFailure.ts"
 import { engineExclusions } from "./EngineStages.ts"
 import { eligibility, select } from "./Selection.ts"
@@ -22,6 +22,9 @@ import { SpaceState } from "./SpaceState.ts"
 /** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
 export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
 export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
+
+/** Queued items stored per transaction: the statements per group stay constant, so a larger group amortises them. */
+export const QUEUED_GROUP_SIZE = 50
 
 const yieldToIo = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
@@ -62,18 +65,22 @@ const makeSpace = Effect.gen(function*() {
         Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: spaceId })))
       ))
 
-    /** Extraction and embedding: everything of a write that happens before the transaction. */
-    const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
-      const eventTime = new Date(item.eventTime)
-      const facts = yield* extractor.extract({
+    const extract = (item: WriteItem) =>
+      extractor.extract({
         content: item.content,
-        eventTime,
+        eventTime: new Date(item.eventTime),
         speaker: item.userId ?? undefined,
         fromAgent: item.agentId !== null && item.userId === null
       }).pipe(Effect.mapError(unavailable("extraction failed")))
-      const vectors = facts.length === 0
-        ? []
-        : yield* embedder.embed(facts.map((f) => f.text)).pipe(Effect.mapError(unavailable("embedding failed")))
+
+    const embed = (texts: ReadonlyArray<string>) =>
+      texts.length === 0
+        ? Effect.succeed<ReadonlyArray<Float32Array>>([])
+        : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
+
+    /** A write's document and memories, from its extracted facts and their vectors (same order). */
+    const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>) => {
+      const eventTime = new Date(item.eventTime)
       const documentId = item.documentId ?? `doc_${randomBase62(16)}`
       const memories: Array<NewMemory> = facts.map((fact, i) => ({
         id: `mem_${randomBase62(20)}`,
@@ -96,7 +103,6 @@ const makeSpace = Effect.gen(function*() {
         embedder: vectors[i] ? embedder.id : null
       }))
       return {
-        documentId,
         document: {
           documentId,
           source: item.documentId === null ? "memory" as const : "custom" as const,
@@ -105,6 +111,44 @@ const makeSpace = Effect.gen(function*() {
         },
         memories
       }
+    }
+
+    /** Extraction and embedding: everything of a write that happens before the transaction. */
+    const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
+      const facts = yield* extract(item)
+      const vectors = yield* embed(facts.map((f) => f.text))
+      return toWrite(item, facts, vectors)
+    })
+
+    /**
+     * Prepares a group of queued items: extraction one by one, embedding in
+     * one call (one by one only if that fails). An item that fails fails alone.
+     */
+    const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
+      const requests = items.map((item) => item.request as WriteItem)
+      const extracted: Array<Either.Either<ReadonlyArray<ExtractedMemory>, ServiceUnavailable>> = []
+      for (const request of requests) {
+        extracted.push(yield* Effect.either(extract(request)))
+        // PGlite and extraction both hold the event loop: give pending I/O (other requests) a turn between items.
+        yield* yieldToIo
+      }
+      const texts = extracted.flatMap((facts) => Either.isRight(facts) ? facts.right.map((f) => f.text) : [])
+      const together = yield* Effect.either(embed(texts))
+      let offset = 0
+      const prepared: Array<Either.Either<DocumentWrites, ServiceUnavailable>> = []
+      for (const [i, facts] of extracted.entries()) {
+        if (Either.isLeft(facts)) {
+          prepared.push(Either.left(facts.left))
+          continue
+        }
+        const own = facts.right.map((f) => f.text)
+        const vectors = Either.isRight(together)
+          ? Either.right(together.right.slice(offset, offset + own.length))
+          : yield* Effect.either(embed(own))
+        offset += own.length
+        prepared.push(Either.map(vectors, (vectors) => toWrite(requests[i]!, facts.right, vectors)))
+      }
+      return prepared
     })
 
     const apply = (stored: { rows: ReadonlyArray<MemoryRow>; replaced: ReadonlyArray<string> }) => {
@@ -117,35 +161,41 @@ const makeSpace = Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const stored = yield* repo.insertDocument(orgId, spaceId, prepared.document, prepared.memories, now)
       apply(stored)
-      return { documentId: prepared.documentId, memories: stored.rows.map(storedView) }
+      return { documentId: prepared.document.documentId, memories: stored.rows.map(storedView) }
     })
 
-    /** One queued item, stored and marked done in one transaction: exactly once, even across a crash. */
-    const process = Effect.fn("Space.processQueued")(function*(item: QueuedItem) {
-      const prepared = yield* prepare(item.request as WriteItem)
+    /**
+     * A group of queued items, stored and settled in one transaction: an item
+     * is marked done in the transaction that stores its memories, so exactly
+     * once even across a crash; items cancelled meanwhile are not stored.
+     */
+    const processGroup = Effect.fn("Space.processQueued")(function*(items: ReadonlyArray<QueuedItem>) {
+      const prepared = yield* prepareGroup(items)
       const now = new Date(yield* Clock.currentTimeMillis)
-      const outcome = yield* repo.withTransaction(Effect.gen(function*() {
-        const stored = yield* repo.insertDocumentInTransaction(orgId, spaceId, prepared.document, prepared.memories, now)
-        const completed = yield* jobs.completeInTransaction(item, stored.rows.map((r) => r.id), now)
-        if (!completed) return yield* Effect.fail("cancelled" as const)
-        return stored
-      })).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf((e): e is "cancelled" => e === "cancelled", () => Effect.succeed(Option.none())),
-        Effect.orDie
+      const outcomes = items.map((item, i): ItemOutcome =>
+        Either.match(prepared[i]!, {
+          onLeft: (error) => ({ _tag: "Failed", item, error: error.message }),
+          onRight: (write) => ({ _tag: "Completed", item, memoryIds: write.memories.map((m) => m.id) })
+        })
       )
-      if (Option.isSome(outcome)) apply(outcome.value)
-    }, (effect, item) =>
-      Effect.catchTag(effect, "ServiceUnavailable", (error) =>
-        Clock.currentTimeMillis.pipe(Effect.flatMap((now) => jobs.fail(item, error.message, new Date(now))), Effect.orDie)))
+      const stored = yield* repo.withTransaction(Effect.gen(function*() {
+        const settled = yield* jobs.settleInTransaction(outcomes, now)
+        const live = new Set(settled.map((row) => `${row.job_id}/${row.position}`))
+        const writes = items.flatMap((item, i) => {
+          const write = prepared[i]!
+          return Either.isRight(write) && live.has(`${item.job_id}/${item.position}`) ? [write.right] : []
+        })
+        return yield* repo.insertDocumentsInTransaction(orgId, spaceId, writes, now)
+      })).pipe(Effect.orDie)
+      apply(stored)
+    }, (effect, items) => Effect.annotateCurrentSpan({ items: items.length }).pipe(Effect.zipRight(effect)))
 
     const drainAll = Effect.gen(function*() {
       yield* Entity.keepAlive(true)
       while (true) {
-        const next = yield* jobs.nextQueued(orgId, spaceId).pipe(Effect.orDie)
-        if (Option.isNone(next)) break
-        yield* process(next.value)
-        // PGlite answers in microtasks: give pending I/O (other requests) a turn between items.
+        const group = yield* jobs.nextQueued(orgId, spaceId, QUEUED_GROUP_SIZE).pipe(Effect.orDie)
+        if (group.length === 0) break
+        yield* processGroup(group)
         yield* yieldToIo
       }
       yield* Entity.keepAlive(false)
