@@ -14,6 +14,8 @@ export interface EmbedderShape {
   readonly dimensions: number
   /** Unit-length vectors, one per text, same order. */
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError>
+  /** Unit word vectors, when the embedder has them: recall's soft term matching uses them. */
+  readonly wordVectors?: ((word: string) => Float32Array | undefined) | undefined
 }
 
 export class Embedder extends Context.Tag("engram/embedder/Embedder")<Embedder, EmbedderShape>() {}
@@ -37,7 +39,8 @@ export const layerLocal = (options: { readonly cacheDir: string }) =>
       Effect.map((glove): EmbedderShape => ({
         id: glove.id,
         dimensions: glove.dimensions,
-        embed: (texts) => Effect.sync(() => texts.map((text) => glove.embed(text)))
+        embed: (texts) => Effect.sync(() => texts.map((text) => glove.embed(text))),
+        wordVectors: glove.wordVector
       })),
       Effect.withSpan("Embedder.loadLocal")
     )

@@ -19,6 +19,8 @@ export interface Glove {
   readonly id: string
   readonly dimensions: number
   readonly embed: (text: string) => Float32Array
+  /** The unit vector of one lower-cased word, or undefined when it is out of vocabulary. */
+  readonly wordVector: (word: string) => Float32Array | undefined
 }
 
 const compact = (target: string) => {
@@ -65,6 +67,8 @@ export const loadGlove = async (cacheDir: string): Promise<Glove> => {
   // Zipf estimate of a word's probability from its frequency rank, for SIF weights.
   const harmonic = Math.log(count) + 0.5772
   const weight = (row: number) => SIF_A / (SIF_A + 1 / ((row + 1) * harmonic))
+  // Unit word vectors are built on first use and kept: a process only ever asks for its corpus's words.
+  const unitVectors = new Map<number, Float32Array>()
 
   return {
     id: `glove-sg-100d-sif@1`,
@@ -79,6 +83,13 @@ export const loadGlove = async (cacheDir: string): Promise<Glove> => {
         for (let d = 0; d < dims; d++) vector[d]! += w * matrix[base + d]!
       }
       return normalize(vector)
+    },
+    wordVector: (word) => {
+      const row = rows.get(word)
+      if (row === undefined) return undefined
+      let unit = unitVectors.get(row)
+      if (!unit) unitVectors.set(row, (unit = normalize(matrix.slice(row * dims, (row + 1) * dims))))
+      return unit
     }
   }
 }

@@ -39,6 +39,13 @@ export class Bm25 {
     this.termsOf.delete(slot)
   }
 
+  /** Inverse document frequency of a term; a term no document holds gets the rarest value. */
+  idf(term: string) {
+    const n = this.lengths.size
+    const df = this.postings.get(term)?.size ?? 0
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5))
+  }
+
   /** Scores of every slot matching at least one query term and admitted by `eligible`. */
   score(queryTerms: ReadonlyArray<string>, eligible: (slot: number) => boolean): Map<number, number> {
     const scores = new Map<number, number>()
@@ -49,7 +56,7 @@ export class Bm25 {
     for (const term of new Set(queryTerms)) {
       const posting = this.postings.get(term)
       if (!posting) continue
-      const idf = Math.log(1 + (n - posting.size + 0.5) / (posting.size + 0.5))
+      const idf = this.idf(term)
       for (const [slot, tf] of posting) {
         let ok = admitted.get(slot)
         if (ok === undefined) admitted.set(slot, (ok = eligible(slot)))

@@ -1,11 +1,13 @@
 /**
- * One space's search index: BM25 and vector similarity fused on z-normalised
- * scores, then (in `accurate` mode) what the data rewards: the better
- * same-group neighbour, entity overlap, and dates the query names.
+ * One space's search index: BM25, vector similarity and (given word vectors)
+ * soft term matching fused on z-normalised scores, then (in `accurate` mode)
+ * what the data rewards: the best nearby same-group neighbour, entity
+ * overlap, and dates the query names.
  */
 import { Bm25 } from "./Bm25.ts"
 import { queryDates } from "./QueryDates.ts"
-import { terms } from "./Text.ts"
+import { SoftMatcher, type WordVectors, wordVectorsOf } from "./SoftMatch.ts"
+import { stem, terms } from "./Text.ts"
 import { VectorIndex } from "./VectorIndex.ts"
 
 export interface IndexDoc {
@@ -39,7 +41,10 @@ export interface RankedHit {
 
 export const WEIGHTS = {
   bm25: 0.45,
+  soft: 0.5,
   neighbour: 0.7,
+  /** How much a neighbour counts per step beyond the adjacent one. */
+  decay: 0.8,
   entity: 0.25,
   date: 0.6
 }
@@ -48,12 +53,23 @@ interface Entry {
   readonly doc: IndexDoc
   readonly slot: number
   readonly entities: ReadonlySet<string>
+  /** Vectors of the content words, for soft matching; empty without word vectors. */
+  readonly termVectors: ReadonlyArray<Float32Array>
 }
 
 /** How many of the best candidates bring their neighbours into the pool (accurate mode). */
 const EXPANSION = 30
+/** Group positions this close are neighbours: in a dialogue, a speaker's previous turn is two back. */
+const REACH = 2
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
+
+/** Standardises values against the mean and spread of `sample`. */
+const zScore = (sample: ReadonlyArray<number>) => {
+  const mean = sample.reduce((a, b) => a + b, 0) / sample.length
+  const sd = Math.sqrt(sample.reduce((a, b) => a + (b - mean) * (b - mean), 0) / sample.length) || 1
+  return (x: number) => (x - mean) / sd
+}
 
 export class HybridIndex {
   private readonly entries = new Map<string, Entry>()
@@ -62,6 +78,9 @@ export class HybridIndex {
   private readonly groups = new Map<string, Map<number, string>>()
   private readonly bm25 = new Bm25()
   private readonly vectors = new VectorIndex()
+
+  /** Without `wordVectors` there is no soft term matching: BM25 and sentence vectors only. */
+  constructor(private readonly wordVectors?: WordVectors) {}
 
   get size() {
     return this.entries.size
@@ -75,7 +94,12 @@ export class HybridIndex {
     const previous = this.entries.get(doc.id)
     if (previous) this.detach(previous)
     const slot = previous?.slot ?? this.free.pop() ?? this.slots.length
-    const entry: Entry = { doc, slot, entities: new Set(doc.entities.map((e) => e.toLowerCase())) }
+    const entry: Entry = {
+      doc,
+      slot,
+      entities: new Set(doc.entities.map((e) => e.toLowerCase())),
+      termVectors: this.wordVectors ? wordVectorsOf(this.wordVectors, doc.text) : []
+    }
     this.entries.set(doc.id, entry)
     this.slots[slot] = entry
     this.bm25.add(slot, terms(`${doc.text} ${doc.keywordExtra ?? ""}`))
@@ -111,6 +135,40 @@ export class HybridIndex {
     }
   }
 
+  /** The admitted memories of `entry`'s group within `REACH` positions, with their distance. */
+  private neighbours(entry: Entry, eligible: (slot: number) => boolean): Array<readonly [slot: number, distance: number]> {
+    const group = entry.doc.groupKey === null ? undefined : this.groups.get(entry.doc.groupKey)
+    const out: Array<readonly [number, number]> = []
+    if (!group) return out
+    for (let offset = -REACH; offset <= REACH; offset++) {
+      const id = offset === 0 ? undefined : group.get(entry.doc.position + offset)
+      const neighbour = id === undefined ? undefined : this.entries.get(id)
+      if (neighbour && eligible(neighbour.slot)) out.push([neighbour.slot, Math.abs(offset)])
+    }
+    return out
+  }
+
+  /**
+   * Weighted, z-normalised soft-match scores of the pool (a bounded candidate
+   * set); a memory outside it scores as the pool's worst.
+   */
+  private softScores(text: string, pool: ReadonlyArray<number>): (slot: number) => number {
+    const matcher = this.wordVectors && WEIGHTS.soft !== 0
+      ? SoftMatcher.forQuery(this.wordVectors, text, (word) => this.bm25.idf(stem(word)))
+      : undefined
+    if (!matcher) return () => 0
+    const raw = pool.map((slot) => matcher.score(this.slots[slot]!.termVectors))
+    const z = zScore(raw)
+    const scores = new Map<number, number>()
+    let floor = Infinity
+    pool.forEach((slot, i) => {
+      const score = WEIGHTS.soft * z(raw[i]!)
+      scores.set(slot, score)
+      floor = Math.min(floor, score)
+    })
+    return (slot) => scores.get(slot) ?? floor
+  }
+
   search(query: HybridQuery): ReadonlyArray<RankedHit> {
     const cap = query.candidateCap ?? 200
     const admitted = new Map<number, boolean>()
@@ -126,63 +184,52 @@ export class HybridIndex {
     const keyword = this.bm25.score(terms(query.text), eligible)
     const keywordTop = [...keyword].sort((a, b) => b[1] - a[1]).slice(0, cap)
     const vectorTop = query.vector ? this.vectors.top(query.vector, cap, eligible) : []
-    const candidates = new Set<number>([...keywordTop.map(([s]) => s), ...vectorTop.map(([s]) => s)])
-    if (candidates.size === 0) return []
+    const pool = [...new Set<number>([...keywordTop.map(([s]) => s), ...vectorTop.map(([s]) => s)])]
+    if (pool.length === 0) return []
 
-    const vectorOf = (slot: number) => (query.vector ? this.vectors.similarity(slot, query.vector) : 0)
-    const list = [...candidates]
-    const rawB = list.map((s) => keyword.get(s) ?? 0)
-    const rawV = list.map(vectorOf)
-    // Statistics of the candidate pool, reused for neighbours outside it.
-    const stats = (values: ReadonlyArray<number>) => {
-      const mean = values.reduce((a, b) => a + b, 0) / values.length
-      const sd = Math.sqrt(values.reduce((a, b) => a + (b - mean) * (b - mean), 0) / values.length) || 1
-      return { mean, sd }
-    }
-    const sB = stats(rawB)
-    const sV = stats(rawV)
     const useVector = query.vector !== undefined && this.vectors.dimensions > 0
+    const keywordOf = (slot: number) => keyword.get(slot) ?? 0
+    const vectorOf = (slot: number) => (useVector ? this.vectors.similarity(slot, query.vector!) : 0)
+    // Statistics of the first pool, reused for the memories scored later.
+    const zB = zScore(pool.map(keywordOf))
+    const zV = zScore(pool.map(vectorOf))
     const wB = useVector ? WEIGHTS.bm25 : 1
-    const fusedOf = (b: number, v: number) => wB * ((b - sB.mean) / sB.sd) + (1 - wB) * (useVector ? (v - sV.mean) / sV.sd : 0)
-    const fused = new Map<number, number>()
-    list.forEach((slot, i) => fused.set(slot, fusedOf(rawB[i]!, rawV[i]!)))
+    const baseOf = (slot: number) => wB * zB(keywordOf(slot)) + (1 - wB) * zV(vectorOf(slot))
 
-    const boosts = new Map<number, number>()
     if (query.mode === "accurate") {
-      // Neighbours of the best candidates join the pool: an answer often sits one turn after the match.
-      const leaders = [...list].sort((a, b) => fused.get(b)! - fused.get(a)!).slice(0, EXPANSION)
-      for (const slot of leaders) {
-        const doc = this.slots[slot]!.doc
-        const group = doc.groupKey === null ? undefined : this.groups.get(doc.groupKey)
-        for (const offset of [-1, 1]) {
-          const id = group?.get(doc.position + offset)
-          const neighbour = id === undefined ? undefined : this.entries.get(id)
-          if (neighbour && !fused.has(neighbour.slot) && eligible(neighbour.slot)) {
-            const b = keyword.get(neighbour.slot) ?? 0
-            const v = vectorOf(neighbour.slot)
-            fused.set(neighbour.slot, fusedOf(b, v))
-            list.push(neighbour.slot)
-            rawB.push(b)
-            rawV.push(v)
+      // Neighbours of the best candidates join the pool: an answer often sits a turn or two after the match.
+      const inPool = new Set(pool)
+      const base = new Map(pool.map((slot) => [slot, baseOf(slot)]))
+      const leaders = [...pool].sort((a, b) => base.get(b)! - base.get(a)!).slice(0, EXPANSION)
+      for (const leader of leaders) {
+        for (const [slot] of this.neighbours(this.slots[leader]!, eligible)) {
+          if (!inPool.has(slot)) {
+            inPool.add(slot)
+            pool.push(slot)
           }
         }
       }
-      const baseFused = (slot: number) => fused.get(slot) ?? fusedOf(keyword.get(slot) ?? 0, vectorOf(slot))
+    }
+    const softOf = this.softScores(query.text, pool)
+    const fused = new Map<number, number>()
+    const fusedOf = (slot: number) => {
+      let value = fused.get(slot)
+      if (value === undefined) fused.set(slot, (value = baseOf(slot) + softOf(slot)))
+      return value
+    }
+    for (const slot of pool) fusedOf(slot)
+
+    const boosts = new Map<number, number>()
+    if (query.mode === "accurate") {
       const queryWords = new Set(query.text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
       const spans = queryDates(query.text, query.referenceTime)
-      for (const slot of list) {
+      for (const slot of pool) {
         const entry = this.slots[slot]!
-        let boost = 0
-        const group = entry.doc.groupKey === null ? undefined : this.groups.get(entry.doc.groupKey)
-        if (group) {
-          let best = -Infinity
-          for (const offset of [-1, 1]) {
-            const id = group.get(entry.doc.position + offset)
-            const neighbour = id === undefined ? undefined : this.entries.get(id)
-            if (neighbour && eligible(neighbour.slot)) best = Math.max(best, baseFused(neighbour.slot))
-          }
-          if (best > 0) boost += WEIGHTS.neighbour * best
+        let near = 0
+        for (const [neighbour, distance] of this.neighbours(entry, eligible)) {
+          near = Math.max(near, WEIGHTS.decay ** (distance - 1) * fusedOf(neighbour))
         }
+        let boost = WEIGHTS.neighbour * near
         for (const entity of entry.entities) {
           if (entity.split(/\s+/).every((part) => queryWords.has(part))) boost += WEIGHTS.entity
         }
@@ -194,18 +241,18 @@ export class HybridIndex {
       }
     }
 
-    return list
-      .map((slot, i) => {
+    return pool
+      .map((slot) => {
         const boost = boosts.get(slot) ?? 0
-        return { slot, total: fused.get(slot)! + boost, bm25: rawB[i]!, vector: rawV[i]!, boost }
+        return { slot, total: fused.get(slot)! + boost, boost }
       })
       .sort((a, b) => b.total - a.total)
       .slice(0, query.limit)
       .map((hit) => ({
         id: this.slots[hit.slot]!.doc.id,
         score: sigmoid(hit.total),
-        bm25: hit.bm25,
-        vector: hit.vector,
+        bm25: keywordOf(hit.slot),
+        vector: vectorOf(hit.slot),
         boost: hit.boost
       }))
   }

@@ -54,7 +54,7 @@ const makeSpace = Effect.gen(function*() {
     const embedder = yield* Embedder
     yield* Effect.annotateCurrentSpan({ org_id: orgId, space_id: spaceId })
 
-    const state = new SpaceState(embedder.id)
+    const state = new SpaceState(embedder.id, embedder.wordVectors)
     const rows = yield* repo.loadSpace(orgId, spaceId).pipe(Effect.orDie)
     for (const row of rows) state.put(row)
     yield* Effect.logDebug("space activated").pipe(Effect.annotateLogs({ space_id: spaceId, memories: rows.length }))

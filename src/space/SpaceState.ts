@@ -3,6 +3,7 @@
  * A cache of PostgreSQL, rebuilt whenever the entity is activated.
  */
 import { HybridIndex, type IndexDoc } from "../retrieval/HybridIndex.ts"
+import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { bytesToVector, type MemoryRow } from "../../services/store/MemoryRepo.ts"
 
 /** Memories written under one session, or at one event time, are neighbours. */
@@ -11,10 +12,12 @@ export const groupKeyOf = (row: MemoryRow) =>
 
 export class SpaceState {
   readonly rows = new Map<string, MemoryRow>()
-  readonly index = new HybridIndex()
+  readonly index: HybridIndex
   private nextPosition = 0
 
-  constructor(readonly embedderId: string) {}
+  constructor(readonly embedderId: string, wordVectors?: WordVectors) {
+    this.index = new HybridIndex(wordVectors)
+  }
 
   get size() {
     return this.rows.size

@@ -75,6 +75,23 @@ describe("HybridIndex", () => {
     expect(accurate.indexOf("t1")).toBeLessThan(fast.includes("t1") ? fast.indexOf("t1") + 1 : 99)
   })
 
+  it("accurate mode reaches the speaker's own next turn, two positions after the match", () => {
+    const index = new HybridIndex()
+    const turns = [
+      "Joanna: how long have you had your turtles, Nate?",
+      "Ha, good question, let me count",
+      "Three years now, and they still bring me joy",
+      "Joanna: my screenplay is nearly done"
+    ]
+    turns.forEach((text, i) => index.upsert(doc(`t${i}`, text, { groupKey: "s1", position: i })))
+    for (let i = 0; i < 6; i++) index.upsert(doc(`n${i}`, `Joanna wrote scene ${i} of her turtles movie`, { groupKey: `other${i}`, position: 0 }))
+    const question = "How long has Nate had his turtles?"
+    expect(index.search({ text: question, mode: "fast", limit: 20 }).map((h) => h.id)).not.toContain("t2")
+    const accurate = index.search({ text: question, mode: "accurate", limit: 20 }).map((h) => h.id)
+    expect(accurate).toContain("t2")
+    expect(accurate.indexOf("t2")).toBeLessThan(accurate.indexOf("n0"))
+  })
+
   it("dates named in the query favour memories of that time", () => {
     const index = new HybridIndex()
     index.upsert(doc("may", "Gina went hiking", { eventTime: Date.UTC(2023, 4, 12) }))
