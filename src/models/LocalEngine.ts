@@ -9,7 +9,8 @@ import { type ChatRequest, type Completion, estimateTokens, type Provider, type 
 import { terms } from "../retrieval/Text.ts"
 
 export const NOTHING_REMEMBERED = "I have no stored memories about that yet."
-const ANSWER_PREFIX = "From what I remember:"
+/** No first person: the recorded answer is not rewritten as someone's statement. */
+const ANSWER_PREFIX = "From memory:"
 const MAX_QUOTED = 3
 
 /**
@@ -18,7 +19,7 @@ const MAX_QUOTED = 3
  */
 const statements = (memory: string) =>
   memory.replace(ANSWER_PREFIX, "\n").split(/\n+/).map((line) => line.replace(/^\s*-\s+/, "").trim())
-    .filter((line) => line !== "" && !line.endsWith("?") && line !== NOTHING_REMEMBERED)
+    .filter((line) => line !== "" && !line.endsWith("?") && line !== NOTHING_REMEMBERED && !/^[\p{L} .'’-]{1,40}:$/u.test(line))
 
 const question = (request: ChatRequest) => [...request.messages].reverse().find((m) => m.role === "user")?.content ?? ""
 

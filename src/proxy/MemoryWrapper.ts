@@ -102,11 +102,12 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
         ...(tunables.agentId === null ? {} : { agent_id: tunables.agentId }),
         ...(tunables.sessionId === null ? {} : { session_id: tunables.sessionId })
       }
+      // The answer is recorded as the assistant's words, so its "I" is never read as the user's.
       const items = [
-        { role: "user", text: query },
-        { role: "assistant", text: answer.trim() }
+        { role: "user", text: query, speaker: "" },
+        { role: "assistant", text: answer.trim(), speaker: "Assistant: " }
       ].filter((turn) => turn.text !== "").map((turn) => ({
-        content: turn.text,
+        content: `${turn.speaker}${turn.text}`,
         ...scope,
         metadata: { source: "proxy", role: turn.role, model: spec.id }
       }))

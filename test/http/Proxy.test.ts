@@ -79,7 +79,10 @@ eachProfile("proxy with the official clients", (it) => {
       const turn = stored.filter((m) => m.metadata?.source === "proxy")
       expect(turn.map((m) => m.metadata.role).sort()).toEqual(["assistant", "user"])
       expect(turn.every((m) => m.user_id === "caroline")).toBe(true)
-      expect(turn.find((m) => m.metadata.role === "assistant").metadata.model).toBe("engram/local-extractive-1")
+      const answer = turn.find((m) => m.metadata.role === "assistant")
+      expect(answer.metadata.model).toBe("engram/local-extractive-1")
+      // Recorded as the assistant's words: the user's name never replaces the answer's first person.
+      expect(answer.text).toBe(`Assistant: ${body.choices[0].message.content}`)
     }))
 
   it.effect("streamed chat completions: first chunk carries the memory fields, deltas join to the answer, usage, [DONE]", () =>
