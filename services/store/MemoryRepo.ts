@@ -218,7 +218,8 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           storeFailure
         ),
 
-      list: (orgId: string, spaceId: string, query: MemoryListQuery, hiddenIds: ReadonlyArray<string>) => {
+      /** Newest first; unless prefer_observations is false, facts behind an active note (or other synthesis) are left out. */
+      list: (orgId: string, spaceId: string, query: MemoryListQuery) => {
         const conditions = [sql`org_id = ${orgId}`, sql`space_id = ${spaceId}`]
         const state = query.state ?? "active"
         if (state !== "all") conditions.push(sql`state = ${state}`)
@@ -230,7 +231,11 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         if (query.q !== undefined && query.q.trim() !== "") {
           conditions.push(sql`strpos(lower(text), ${query.q.trim().toLowerCase()}) > 0`)
         }
-        if (hiddenIds.length > 0) conditions.push(sql`NOT (id = ANY(${hiddenIds as Array<string>}))`)
+        if (query.prefer_observations !== false) {
+          conditions.push(sql`NOT (memories.type = 'fact' AND EXISTS (SELECT 1 FROM memories n
+            WHERE n.org_id = memories.org_id AND n.space_id = memories.space_id AND n.type <> 'fact'
+              AND n.state = 'active' AND memories.id = ANY(n.source_ids)))`)
+        }
         const where = sql.and(conditions)
         return Effect.all({
           items: sql<MemoryRow>`SELECT ${columns} FROM memories WHERE ${where}

@@ -174,7 +174,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
 
       list: (principal: PrincipalShape, spaceId: string, query: MemoryListQuery) =>
         existing(principal, spaceId).pipe(
-          Effect.zipRight(memories.list(principal.orgId, spaceId, query, [])),
+          Effect.zipRight(memories.list(principal.orgId, spaceId, query)),
           Effect.map(({ items, total }) => ({ items: items.map(toMemoryItem), total, limit: query.limit, offset: query.offset }))
         ),
 
