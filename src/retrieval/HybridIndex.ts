@@ -4,10 +4,12 @@
  * what the data rewards: the best nearby same-group neighbour, entity
  * overlap, and dates the query names.
  */
+import { Admission } from "./Admission.ts"
 import { Bm25 } from "./Bm25.ts"
 import { queryDates } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors, wordVectorsOf } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
+import { TopK } from "./TopK.ts"
 import { VectorIndex } from "./VectorIndex.ts"
 
 export interface IndexDoc {
@@ -19,16 +21,19 @@ export interface IndexDoc {
   readonly eventTime: number | null
   readonly groupKey: string | null
   readonly position: number
+  /** False for a memory that still counts in the keyword statistics but is never returned (a retired one). */
+  readonly active?: boolean | undefined
 }
 
-export interface HybridQuery {
+export interface HybridQuery<D extends IndexDoc = IndexDoc> {
   readonly text: string
   readonly vector?: Float32Array | undefined
   readonly referenceTime?: number | undefined
   readonly mode: "fast" | "accurate"
   readonly limit: number
   readonly candidateCap?: number | undefined
-  readonly eligible?: ((id: string) => boolean) | undefined
+  /** Narrows the active memories a query may return (given each one's id and document); undefined admits them all. */
+  readonly eligible?: ((id: string, doc: D) => boolean) | undefined
 }
 
 export interface RankedHit {
@@ -49,8 +54,8 @@ export const WEIGHTS = {
   date: 0.6
 }
 
-interface Entry {
-  readonly doc: IndexDoc
+interface Entry<D extends IndexDoc> {
+  readonly doc: D
   readonly slot: number
   readonly entities: ReadonlySet<string>
   /** Vectors of the content words, for soft matching; empty without word vectors. */
@@ -71,13 +76,15 @@ const zScore = (sample: ReadonlyArray<number>) => {
   return (x: number) => (x - mean) / sd
 }
 
-export class HybridIndex {
-  private readonly entries = new Map<string, Entry>()
-  private readonly slots: Array<Entry | undefined> = []
+/** `D` is the caller's document type: a query's `eligible` gets the document back, with whatever it carries. */
+export class HybridIndex<D extends IndexDoc = IndexDoc> {
+  private readonly entries = new Map<string, Entry<D>>()
+  private readonly slots: Array<Entry<D> | undefined> = []
   private readonly free: Array<number> = []
   private readonly groups = new Map<string, Map<number, string>>()
   private readonly bm25 = new Bm25()
   private readonly vectors = new VectorIndex()
+  private readonly admission = new Admission()
 
   /** Without `wordVectors` there is no soft term matching: BM25 and sentence vectors only. */
   constructor(private readonly wordVectors?: WordVectors) {}
@@ -90,11 +97,11 @@ export class HybridIndex {
     return this.entries.has(id)
   }
 
-  upsert(doc: IndexDoc) {
+  upsert(doc: D) {
     const previous = this.entries.get(doc.id)
     if (previous) this.detach(previous)
     const slot = previous?.slot ?? this.free.pop() ?? this.slots.length
-    const entry: Entry = {
+    const entry: Entry<D> = {
       doc,
       slot,
       entities: new Set(doc.entities.map((e) => e.toLowerCase())),
@@ -102,6 +109,7 @@ export class HybridIndex {
     }
     this.entries.set(doc.id, entry)
     this.slots[slot] = entry
+    this.admission.setActive(slot, doc.active !== false)
     this.bm25.add(slot, terms(`${doc.text} ${doc.keywordExtra ?? ""}`))
     if (doc.vector) this.vectors.set(slot, doc.vector)
     if (doc.groupKey !== null) {
@@ -122,10 +130,11 @@ export class HybridIndex {
     this.detach(entry)
     this.entries.delete(id)
     this.slots[entry.slot] = undefined
+    this.admission.setActive(entry.slot, true)
     this.free.push(entry.slot)
   }
 
-  private detach(entry: Entry) {
+  private detach(entry: Entry<D>) {
     this.bm25.remove(entry.slot)
     this.vectors.delete(entry.slot)
     if (entry.doc.groupKey !== null) {
@@ -136,7 +145,7 @@ export class HybridIndex {
   }
 
   /** The admitted memories of `entry`'s group within `REACH` positions, with their distance. */
-  private neighbours(entry: Entry, eligible: (slot: number) => boolean): Array<readonly [slot: number, distance: number]> {
+  private neighbours(entry: Entry<D>, eligible: (slot: number) => boolean): Array<readonly [slot: number, distance: number]> {
     const group = entry.doc.groupKey === null ? undefined : this.groups.get(entry.doc.groupKey)
     const out: Array<readonly [number, number]> = []
     if (!group) return out
@@ -169,27 +178,34 @@ export class HybridIndex {
     return (slot) => scores.get(slot) ?? floor
   }
 
-  search(query: HybridQuery): ReadonlyArray<RankedHit> {
+  search(query: HybridQuery<D>): ReadonlyArray<RankedHit> {
     const cap = query.candidateCap ?? 200
-    const admitted = new Map<number, boolean>()
-    const eligible = (slot: number) => {
-      let ok = admitted.get(slot)
-      if (ok === undefined) {
+    const filter = query.eligible
+    const admit = this.admission.forQuery(
+      this.slots.length,
+      filter === undefined ? undefined : (slot) => {
         const entry = this.slots[slot]
-        ok = entry !== undefined && (query.eligible === undefined || query.eligible(entry.doc.id))
-        admitted.set(slot, ok)
+        return entry !== undefined && filter(entry.doc.id, entry.doc)
       }
-      return ok
+    )
+    const eligible = admit ?? (() => true)
+    const keyword = this.bm25.score(terms(query.text), admit)
+    // The best `cap` by score, ties in the order BM25 reached them (a stable sort's order).
+    const keywordBest = new TopK(Math.max(cap, 0))
+    for (let i = 0; i < keyword.count; i++) {
+      const slot = keyword.slots[i]!
+      const score = keyword.of(slot)
+      if (keywordBest.wouldKeep(score)) keywordBest.offer(slot, score)
     }
-    const keyword = this.bm25.score(terms(query.text), eligible)
-    const keywordTop = [...keyword].sort((a, b) => b[1] - a[1]).slice(0, cap)
-    const vectorTop = query.vector ? this.vectors.top(query.vector, cap, eligible) : []
+    const keywordTop = keywordBest.entries()
+    const scan = query.vector ? this.vectors.scan(query.vector, cap, admit) : undefined
+    const vectorTop = scan?.top ?? []
     const pool = [...new Set<number>([...keywordTop.map(([s]) => s), ...vectorTop.map(([s]) => s)])]
     if (pool.length === 0) return []
 
-    const useVector = query.vector !== undefined && this.vectors.dimensions > 0
-    const keywordOf = (slot: number) => keyword.get(slot) ?? 0
-    const vectorOf = (slot: number) => (useVector ? this.vectors.similarity(slot, query.vector!) : 0)
+    const useVector = scan !== undefined && this.vectors.dimensions > 0
+    const keywordOf = keyword.of
+    const vectorOf = (slot: number) => (useVector ? scan.similarity(slot) : 0)
     // Statistics of the first pool, reused for the memories scored later.
     const zB = zScore(pool.map(keywordOf))
     const zV = zScore(pool.map(vectorOf))

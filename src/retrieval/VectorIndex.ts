@@ -1,9 +1,22 @@
 /** Unit vectors in one growable Float32Array, scored by brute-force dot product. */
+import { TopK } from "./TopK.ts"
+
+/** One query's similarities; valid until the next `scan`. */
+export interface VectorScan {
+  /** The `k` most similar admitted slots, best first (on equal similarity the lower slot first). */
+  readonly top: ReadonlyArray<readonly [slot: number, similarity: number]>
+  /** The similarity of `slot` to the query, 0 when it has no vector. */
+  readonly similarity: (slot: number) => number
+}
 
 export class VectorIndex {
   private data: Float32Array
-  private readonly present: Array<boolean> = []
+  private present = new Uint8Array(0)
+  /** One past the highest slot ever given a vector. */
+  private extent = 0
   private dims = 0
+  /** The last scan's similarities, by slot. */
+  private sims = new Float64Array(0)
 
   constructor(initialSlots = 1024) {
     this.data = new Float32Array(0)
@@ -28,43 +41,76 @@ export class VectorIndex {
       this.data = grown
     }
     this.data.set(vector, slot * this.dims)
-    this.present[slot] = true
+    if (slot >= this.present.length) {
+      const grown = new Uint8Array(Math.max(slot + 1, this.present.length * 2, 64))
+      grown.set(this.present)
+      this.present = grown
+    }
+    this.present[slot] = 1
+    this.extent = Math.max(this.extent, slot + 1)
   }
 
   has(slot: number) {
-    return this.present[slot] === true
+    return this.present[slot] === 1
   }
 
   delete(slot: number) {
-    this.present[slot] = false
+    if (slot < this.present.length) this.present[slot] = 0
   }
 
   similarity(slot: number, query: Float32Array) {
-    if (!this.present[slot] || query.length !== this.dims) return 0
+    if (this.present[slot] !== 1 || query.length !== this.dims) return 0
     let dot = 0
     const base = slot * this.dims
     for (let d = 0; d < this.dims; d++) dot += this.data[base + d]! * query[d]!
     return dot
   }
 
-  /** The `k` most similar admitted slots, best first. */
-  top(query: Float32Array, k: number, eligible: (slot: number) => boolean): Array<[slot: number, similarity: number]> {
-    if (query.length !== this.dims || k <= 0) return []
-    const best: Array<[number, number]> = []
-    let floor = -Infinity
-    for (let slot = 0; slot < this.present.length; slot++) {
-      if (!this.present[slot]) continue
-      const sim = this.similarity(slot, query)
-      if (best.length >= k && sim <= floor) continue
-      if (!eligible(slot)) continue
-      best.push([slot, sim])
-      if (best.length > k * 2) {
-        best.sort((a, b) => b[1] - a[1])
-        best.length = k
-        floor = best[k - 1]![1]
-      }
+  /**
+   * Scores every slot against `query` in one pass over the matrix and keeps
+   * the `k` best admitted ones (every slot is admitted when `admit` is undefined).
+   */
+  scan(query: Float32Array, k: number, admit?: (slot: number) => boolean): VectorScan {
+    const none: VectorScan = { top: [], similarity: () => 0 }
+    if (query.length !== this.dims || this.dims === 0) return none
+    if (this.sims.length < this.extent) this.sims = new Float64Array(Math.max(this.extent, this.sims.length * 2))
+    const { data, dims, extent, present, sims } = this
+    const q = Float64Array.from(query)
+    const best = new TopK(Math.max(k, 0))
+    const keep = (slot: number, dot: number) => {
+      sims[slot] = dot
+      if (best.wouldKeep(dot) && (admit === undefined || admit(slot))) best.offer(slot, dot)
     }
-    best.sort((a, b) => b[1] - a[1])
-    return best.slice(0, k)
+    // Four slots per pass, each summed over the dimensions in order (as `similarity` does):
+    // four independent sums keep the processor busy, and every slot's value is the same.
+    let slot = 0
+    for (; slot + 4 <= extent; slot += 4) {
+      const base = slot * dims
+      let dot0 = 0
+      let dot1 = 0
+      let dot2 = 0
+      let dot3 = 0
+      for (let d = 0, i = base; d < dims; d++, i++) {
+        const value = q[d]!
+        dot0 += data[i]! * value
+        dot1 += data[i + dims]! * value
+        dot2 += data[i + 2 * dims]! * value
+        dot3 += data[i + 3 * dims]! * value
+      }
+      if (present[slot] === 1) keep(slot, dot0)
+      if (present[slot + 1] === 1) keep(slot + 1, dot1)
+      if (present[slot + 2] === 1) keep(slot + 2, dot2)
+      if (present[slot + 3] === 1) keep(slot + 3, dot3)
+    }
+    for (; slot < extent; slot++) {
+      if (present[slot] !== 1) continue
+      let dot = 0
+      for (let d = 0, i = slot * dims; d < dims; d++, i++) dot += data[i]! * q[d]!
+      keep(slot, dot)
+    }
+    return {
+      top: best.entries(),
+      similarity: (slot) => (slot < extent && present[slot] === 1 ? sims[slot]! : 0)
+    }
   }
 }

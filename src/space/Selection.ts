@@ -7,41 +7,67 @@ import type { Recall, Exclusion } from "../domain/SpaceProtocol.ts"
 import type { TagsMatch } from "../domain/Memories.ts"
 import type { MemoryRow } from "../../services/store/MemoryRepo.ts"
 
+// Plain loops, no per-call sets or closures: a recall checks every candidate memory, and a memory has a few tags.
+const holdsAny = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArray<string>) => {
+  for (const tag of wanted) if (memoryTags.includes(tag)) return true
+  return false
+}
+
+const holdsAll = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArray<string>) => {
+  for (const tag of wanted) if (!memoryTags.includes(tag)) return false
+  return true
+}
+
 /**
  * Tag modes: `any` / `all` also admit untagged memories; `any_strict` /
  * `all_strict` need at least one / every requested tag; `exact` needs the same set.
  */
 export const tagsAdmit = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArray<string> | null, mode: TagsMatch) => {
   if (wanted === null || wanted.length === 0) return true
-  const has = new Set(memoryTags)
   switch (mode) {
     case "any":
-      return has.size === 0 || wanted.some((t) => has.has(t))
+      return memoryTags.length === 0 || holdsAny(memoryTags, wanted)
     case "all":
-      return has.size === 0 || wanted.every((t) => has.has(t))
+      return memoryTags.length === 0 || holdsAll(memoryTags, wanted)
     case "any_strict":
-      return wanted.some((t) => has.has(t))
+      return holdsAny(memoryTags, wanted)
     case "all_strict":
-      return wanted.every((t) => has.has(t))
+      return holdsAll(memoryTags, wanted)
     case "exact":
-      return has.size === new Set(wanted).size && wanted.every((t) => has.has(t))
+      return new Set(memoryTags).size === new Set(wanted).size && holdsAll(memoryTags, wanted)
   }
 }
 
 /** Strict scope: a scoped recall sees only memories written under the same scope; an unscoped one sees all. */
 const scopeAdmits = (value: string | null, wanted: string | null) => wanted === null || value === wanted
 
-export const eligibility = (recall: Recall) => {
+const timeOf = (date: Date) => (date instanceof Date ? date.getTime() : new Date(date).getTime())
+
+/**
+ * The recall's filters beyond the state (scope, tags, type, as_of), or
+ * undefined when it sets none and so admits every active memory: the index
+ * then skips the per-memory check.
+ */
+export const narrowing = (recall: Recall): ((row: MemoryRow) => boolean) | undefined => {
   const asOf = recall.asOf === null ? null : Date.parse(recall.asOf)
   const types = recall.memoryTypes === null || recall.memoryTypes.length === 0 ? null : new Set(recall.memoryTypes)
+  const tagged = recall.tags !== null && recall.tags.length > 0
+  if (types === null && recall.userId === null && recall.agentId === null && recall.sessionId === null && !tagged && asOf === null) {
+    return undefined
+  }
   return (row: MemoryRow) =>
-    row.state === "active" &&
     (types === null || types.has(row.type)) &&
     scopeAdmits(row.user_id, recall.userId) &&
     scopeAdmits(row.agent_id, recall.agentId) &&
     scopeAdmits(row.session_id, recall.sessionId) &&
     tagsAdmit(row.tags, recall.tags, recall.tagsMatch) &&
-    (asOf === null || new Date(row.created_at).getTime() <= asOf)
+    (asOf === null || timeOf(row.created_at) <= asOf)
+}
+
+/** Whether a recall may see a memory: active, and through the recall's filters. */
+export const eligibility = (recall: Recall) => {
+  const narrow = narrowing(recall)
+  return (row: MemoryRow) => row.state === "active" && (narrow === undefined || narrow(row))
 }
 
 export interface Scored {

@@ -16,7 +16,7 @@ import { type ItemOutcome, JobRepo, type QueuedItem } from "../../services/store
 import { type DocumentWrites, MemoryRepo, type MemoryRow, type NewMemory, toMemoryItem } from "../../services/store/MemoryRepo.ts"
 import { iso, isoOrNull } from "../../services/store/SqlFailure.ts"
 import { engineExclusions } from "./EngineStages.ts"
-import { eligibility, select } from "./Selection.ts"
+import { select } from "./Selection.ts"
 import { SpaceState } from "./SpaceState.ts"
 
 /** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
@@ -214,20 +214,8 @@ const makeSpace = Effect.gen(function*() {
             Effect.map((vs) => vs[0]),
             Effect.mapError(unavailable("embedding failed"))
           )
-          const admits = eligibility(recall)
           const cap = Math.min(100, recall.limit + 50)
-          const rank = (mode: "fast" | "accurate", limit: number) =>
-            state.index.search({
-              text: recall.query,
-              vector,
-              referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
-              mode,
-              limit,
-              eligible: (id) => {
-                const row = state.rows.get(id)
-                return row !== undefined && admits(row)
-              }
-            })
+          const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
           // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
           const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
           const considered = hits.slice(0, cap)
