@@ -114,7 +114,12 @@ export const bytesToVector = (bytes: Uint8Array) => {
   return new Float32Array(copy.buffer, 0, Math.floor(copy.byteLength / 4))
 }
 
-export const toMemoryItem = (row: MemoryRow) => ({
+/** The columns a listed memory shows. */
+export type ListedRow = Omit<MemoryRow, "org_id" | "space_id" | "source_text" | "position" | "embedding" | "embedder" | "entities"> & {
+  readonly entities: ReadonlyArray<{ readonly name: string }>
+}
+
+export const toMemoryItem = (row: ListedRow) => ({
   id: row.id,
   text: row.text,
   context: row.context,

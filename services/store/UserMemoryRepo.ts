@@ -5,31 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { MemoryState, MemoryType } from "../../src/domain/Memories.ts"
+import type { MemoryType } from "../../src/domain/Memories.ts"
 import type { ProfileMemory } from "../../src/domain/Profiles.ts"
-import { iso, isoOrNull, storeFailure } from "./SqlFailure.ts"
-
-interface UserMemoryRow {
-  readonly id: string
-  readonly document_id: string
-  readonly text: string
-  readonly context: string
-  readonly type: MemoryType
-  readonly state: MemoryState
-  readonly entities: ReadonlyArray<{ readonly name: string }>
-  readonly metadata: Record<string, unknown>
-  readonly tags: ReadonlyArray<string>
-  readonly user_id: string | null
-  readonly agent_id: string | null
-  readonly session_id: string | null
-  readonly member_id: string | null
-  readonly event_time: Date
-  readonly occurred_start: Date | null
-  readonly occurred_end: Date | null
-  readonly source_ids: ReadonlyArray<string>
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+import { type ListedRow, toMemoryItem } from "./MemoryRepo.ts"
+import { isoOrNull, storeFailure } from "./SqlFailure.ts"
 
 /** A memory type, or `collapsed`: every type, with notes standing in for the facts behind them. */
 export type ProfileView = MemoryType | "collapsed"
@@ -38,26 +17,9 @@ const COLUMNS = `m.id, m.document_id, m.text, m.context, m.type, m.state, m.enti
   m.agent_id, m.session_id, m.member_id, m.event_time, m.occurred_start, m.occurred_end, m.source_ids,
   m.created_at, m.updated_at`
 
-export const toProfileMemory = (row: UserMemoryRow): ProfileMemory => ({
-  id: row.id,
-  text: row.text,
-  context: row.context,
-  date: iso(row.event_time),
-  type: row.type,
-  state: row.state,
-  entities: row.entities.map((e) => e.name).join(", "),
-  metadata: row.metadata,
-  tags: [...row.tags],
-  source_ids: [...row.source_ids],
-  document_id: row.document_id,
-  user_id: row.user_id,
-  agent_id: row.agent_id,
-  session_id: row.session_id,
-  member_id: row.member_id,
-  occurred_start: isoOrNull(row.occurred_start),
-  occurred_end: isoOrNull(row.occurred_end),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+export const toProfileMemory = (row: ListedRow): ProfileMemory => ({
+  ...toMemoryItem(row),
+  entities: row.entities.map((e) => e.name).join(", ")
 })
 
 export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/store/UserMemoryRepo", {
@@ -101,7 +63,7 @@ export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/sto
           viewCondition(view)
         ])
         return Effect.all({
-          items: sql<UserMemoryRow>`SELECT ${columns} FROM memories m WHERE ${where}
+          items: sql<ListedRow>`SELECT ${columns} FROM memories m WHERE ${where}
             ORDER BY m.created_at DESC, m.position DESC, m.id LIMIT ${page.limit} OFFSET ${page.offset}`,
           total: sql<{ n: string }>`SELECT count(*) AS n FROM memories m WHERE ${where}`
         }, { concurrency: 1 }).pipe(

@@ -15,7 +15,7 @@ import {
   UnsupportedModel,
   ValidationError
 } from "./Errors.ts"
-import { MemoryState, MemoryType, Metadata, ScopeId, Usage } from "./Memories.ts"
+import { MemoryItem, MemoryType, ScopeId, Usage } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { Depth, ModelName, Query } from "./Reason.ts"
 import { Page, strict } from "./Strict.ts"
@@ -54,27 +54,7 @@ export const PutSpaceProfile = strict(Schema.Struct({
 export type PutSpaceProfile = typeof PutSpaceProfile.Type
 
 /** A memory in the profile view: the memory list item, with `entities` as one comma-separated string. */
-export const ProfileMemory = Schema.Struct({
-  id: Schema.String,
-  text: Schema.String,
-  context: Schema.String,
-  date: Schema.String,
-  type: MemoryType,
-  state: MemoryState,
-  entities: Schema.String,
-  metadata: Metadata,
-  tags: Schema.Array(Schema.String),
-  source_ids: Schema.Array(Schema.String),
-  document_id: Schema.String,
-  user_id: Schema.NullOr(Schema.String),
-  agent_id: Schema.NullOr(Schema.String),
-  session_id: Schema.NullOr(Schema.String),
-  member_id: Schema.NullOr(Schema.String),
-  occurred_start: Schema.NullOr(Schema.String),
-  occurred_end: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String
-})
+export const ProfileMemory = Schema.Struct({ ...MemoryItem.fields, entities: Schema.String })
 export type ProfileMemory = typeof ProfileMemory.Type
 
 export const UserProfileQuery = Schema.Struct({
