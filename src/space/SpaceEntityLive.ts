@@ -46,245 +46,245 @@ const unavailable = (message: string) => (cause: unknown) =>
   new ServiceUnavailable({ message: `${message}: ${String((cause as Error)?.message ?? cause)}` })
 
 const makeSpace = Effect.gen(function*() {
-    const address = yield* Entity.CurrentAddress
-    const { orgId, spaceId } = parseSpaceEntityId(address.entityId)
-    const repo = yield* MemoryRepo
-    const jobs = yield* JobRepo
-    const extractor = yield* Extractor
-    const embedder = yield* Embedder
-    yield* Effect.annotateCurrentSpan({ org_id: orgId, space_id: spaceId })
+  const address = yield* Entity.CurrentAddress
+  const { orgId, spaceId } = parseSpaceEntityId(address.entityId)
+  const repo = yield* MemoryRepo
+  const jobs = yield* JobRepo
+  const extractor = yield* Extractor
+  const embedder = yield* Embedder
+  yield* Effect.annotateCurrentSpan({ org_id: orgId, space_id: spaceId })
 
-    const state = new SpaceState(embedder.id, embedder.wordVectors)
-    const rows = yield* repo.loadSpace(orgId, spaceId).pipe(Effect.orDie)
-    for (const row of rows) state.put(row)
-    yield* Effect.logDebug("space activated").pipe(Effect.annotateLogs({ space_id: spaceId, memories: rows.length }))
-    yield* Metric.increment(spaceActivations)
-    yield* Metric.incrementBy(spacesActive, 1)
-    yield* Effect.addFinalizer(() =>
-      Metric.incrementBy(spacesActive, -1).pipe(
-        Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: spaceId })))
-      ))
+  const state = new SpaceState(embedder.id, embedder.wordVectors)
+  const rows = yield* repo.loadSpace(orgId, spaceId).pipe(Effect.orDie)
+  for (const row of rows) state.put(row)
+  yield* Effect.logDebug("space activated").pipe(Effect.annotateLogs({ space_id: spaceId, memories: rows.length }))
+  yield* Metric.increment(spaceActivations)
+  yield* Metric.incrementBy(spacesActive, 1)
+  yield* Effect.addFinalizer(() =>
+    Metric.incrementBy(spacesActive, -1).pipe(
+      Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: spaceId })))
+    ))
 
-    const extract = (item: WriteItem) =>
-      extractor.extract({
-        content: item.content,
-        eventTime: new Date(item.eventTime),
-        speaker: item.userId ?? undefined,
-        fromAgent: item.agentId !== null && item.userId === null
-      }).pipe(Effect.mapError(unavailable("extraction failed")))
+  const extract = (item: WriteItem) =>
+    extractor.extract({
+      content: item.content,
+      eventTime: new Date(item.eventTime),
+      speaker: item.userId ?? undefined,
+      fromAgent: item.agentId !== null && item.userId === null
+    }).pipe(Effect.mapError(unavailable("extraction failed")))
 
-    const embed = (texts: ReadonlyArray<string>) =>
-      texts.length === 0
-        ? Effect.succeed<ReadonlyArray<Float32Array>>([])
-        : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
+  const embed = (texts: ReadonlyArray<string>) =>
+    texts.length === 0
+      ? Effect.succeed<ReadonlyArray<Float32Array>>([])
+      : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
 
-    /** A write's document and memories, from its extracted facts and their vectors (same order). */
-    const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>) => {
-      const eventTime = new Date(item.eventTime)
-      const documentId = item.documentId ?? `doc_${randomBase62(16)}`
-      const memories: Array<NewMemory> = facts.map((fact, i) => ({
-        id: `mem_${randomBase62(20)}`,
-        text: fact.text,
-        sourceText: fact.sourceText,
-        context: item.context,
-        type: fact.type,
-        entities: fact.entities,
-        metadata: item.metadata as Record<string, unknown>,
-        tags: item.tags,
-        userId: item.userId,
-        agentId: item.agentId,
-        sessionId: item.sessionId,
-        memberId: item.memberId,
-        eventTime,
-        occurredStart: fact.occurredStart,
-        occurredEnd: fact.occurredEnd,
-        position: state.position(),
-        embedding: vectors[i] ?? null,
-        embedder: vectors[i] ? embedder.id : null
-      }))
-      return {
-        document: {
-          documentId,
-          source: item.documentId === null ? "memory" as const : "custom" as const,
-          textLength: item.content.length,
-          tags: item.tags
-        },
-        memories
-      }
+  /** A write's document and memories, from its extracted facts and their vectors (same order). */
+  const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>) => {
+    const eventTime = new Date(item.eventTime)
+    const documentId = item.documentId ?? `doc_${randomBase62(16)}`
+    const memories: Array<NewMemory> = facts.map((fact, i) => ({
+      id: `mem_${randomBase62(20)}`,
+      text: fact.text,
+      sourceText: fact.sourceText,
+      context: item.context,
+      type: fact.type,
+      entities: fact.entities,
+      metadata: item.metadata as Record<string, unknown>,
+      tags: item.tags,
+      userId: item.userId,
+      agentId: item.agentId,
+      sessionId: item.sessionId,
+      memberId: item.memberId,
+      eventTime,
+      occurredStart: fact.occurredStart,
+      occurredEnd: fact.occurredEnd,
+      position: state.position(),
+      embedding: vectors[i] ?? null,
+      embedder: vectors[i] ? embedder.id : null
+    }))
+    return {
+      document: {
+        documentId,
+        source: item.documentId === null ? "memory" as const : "custom" as const,
+        textLength: item.content.length,
+        tags: item.tags
+      },
+      memories
     }
+  }
 
-    /** Extraction and embedding: everything of a write that happens before the transaction. */
-    const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
-      const facts = yield* extract(item)
-      const vectors = yield* embed(facts.map((f) => f.text))
-      return toWrite(item, facts, vectors)
-    })
-
-    /**
-     * Prepares a group of queued items: extraction one by one, embedding in
-     * one call (one by one only if that fails). An item that fails fails alone.
-     */
-    const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
-      const requests = items.map((item) => item.request as WriteItem)
-      const extracted: Array<Either.Either<ReadonlyArray<ExtractedMemory>, ServiceUnavailable>> = []
-      for (const request of requests) {
-        extracted.push(yield* Effect.either(extract(request)))
-        // PGlite and extraction both hold the event loop: give pending I/O (other requests) a turn between items.
-        yield* yieldToIo
-      }
-      const texts = extracted.flatMap((facts) => Either.isRight(facts) ? facts.right.map((f) => f.text) : [])
-      const together = yield* Effect.either(embed(texts))
-      let offset = 0
-      const prepared: Array<Either.Either<DocumentWrites, ServiceUnavailable>> = []
-      for (const [i, facts] of extracted.entries()) {
-        if (Either.isLeft(facts)) {
-          prepared.push(Either.left(facts.left))
-          continue
-        }
-        const own = facts.right.map((f) => f.text)
-        const vectors = Either.isRight(together)
-          ? Either.right(together.right.slice(offset, offset + own.length))
-          : yield* Effect.either(embed(own))
-        offset += own.length
-        prepared.push(Either.map(vectors, (vectors) => toWrite(requests[i]!, facts.right, vectors)))
-      }
-      return prepared
-    })
-
-    const apply = (stored: { rows: ReadonlyArray<MemoryRow>; replaced: ReadonlyArray<string> }) => {
-      for (const id of stored.replaced) state.remove(id)
-      for (const row of stored.rows) state.put(row)
-    }
-
-    const write = Effect.fn("Space.write")(function*(item: WriteItem) {
-      const prepared = yield* prepare(item)
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const stored = yield* repo.insertDocument(orgId, spaceId, prepared.document, prepared.memories, now)
-      apply(stored)
-      return { documentId: prepared.document.documentId, memories: stored.rows.map(storedView) }
-    })
-
-    /**
-     * A group of queued items, stored and settled in one transaction: an item
-     * is marked done in the transaction that stores its memories, so exactly
-     * once even across a crash; items cancelled meanwhile are not stored.
-     */
-    const processGroup = Effect.fn("Space.processQueued")(function*(items: ReadonlyArray<QueuedItem>) {
-      const prepared = yield* prepareGroup(items)
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const outcomes = items.map((item, i): ItemOutcome =>
-        Either.match(prepared[i]!, {
-          onLeft: (error) => ({ _tag: "Failed", item, error: error.message }),
-          onRight: (write) => ({ _tag: "Completed", item, memoryIds: write.memories.map((m) => m.id) })
-        })
-      )
-      const stored = yield* repo.withTransaction(Effect.gen(function*() {
-        const settled = yield* jobs.settleInTransaction(outcomes, now)
-        const live = new Set(settled.map((row) => `${row.job_id}/${row.position}`))
-        const writes = items.flatMap((item, i) => {
-          const write = prepared[i]!
-          return Either.isRight(write) && live.has(`${item.job_id}/${item.position}`) ? [write.right] : []
-        })
-        return yield* repo.insertDocumentsInTransaction(orgId, spaceId, writes, now)
-      })).pipe(Effect.orDie)
-      apply(stored)
-    }, (effect, items) => Effect.annotateCurrentSpan({ items: items.length }).pipe(Effect.zipRight(effect)))
-
-    const drainAll = Effect.gen(function*() {
-      yield* Entity.keepAlive(true)
-      while (true) {
-        const group = yield* jobs.nextQueued(orgId, spaceId, QUEUED_GROUP_SIZE).pipe(Effect.orDie)
-        if (group.length === 0) break
-        yield* processGroup(group)
-        yield* yieldToIo
-      }
-      yield* Entity.keepAlive(false)
-    }).pipe(Effect.withSpan("Space.drain"))
-
-    const wake = yield* Queue.sliding<void>(1)
-    yield* Queue.take(wake).pipe(Effect.zipRight(drainAll), Effect.forever, Effect.forkScoped)
-    yield* Queue.offer(wake, undefined)
-
-    return SpaceEntity.of({
-      Write: ({ payload }) => Effect.forEach(payload.items, write),
-
-      Recall: ({ payload: recall }) =>
-        Effect.gen(function*() {
-          const vector = yield* embedder.embed([recall.query]).pipe(
-            Effect.map((vs) => vs[0]),
-            Effect.mapError(unavailable("embedding failed"))
-          )
-          const cap = Math.min(100, recall.limit + 50)
-          const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
-          // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
-          const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
-          const considered = hits.slice(0, cap)
-          const selection = select(considered, state.rows, recall)
-          const included = selection.included
-          const excluded = recall.full
-            ? engineExclusions({
-              considered,
-              beyondCap: hits.slice(cap),
-              cap,
-              limit: recall.limit,
-              excluded: selection.excluded,
-              accurateTop: recall.mode === "fast" ? rank("accurate", recall.limit).map((hit) => hit.id) : null,
-              included: included.map((hit) => hit.id)
-            })
-            : selection.excluded
-          const results = included.map((hit) => {
-            const row = state.rows.get(hit.id)!
-            return {
-              memory_id: row.id,
-              content: row.text,
-              relevance_score: hit.score,
-              memory_type: row.type,
-              entities: row.entities.map((e) => e.name),
-              occurred_start: isoOrNull(row.occurred_start ?? row.event_time),
-              occurred_end: isoOrNull(row.occurred_end ?? row.occurred_start ?? row.event_time),
-              metadata: row.metadata,
-              created_at: iso(row.created_at)
-            }
-          })
-          return { results, excluded, queryTokens: estimateTokens(recall.query) }
-        }).pipe(Effect.withSpan("Space.recall", { attributes: { space_id: spaceId, memories: state.size } })),
-
-      Edit: ({ payload }) =>
-        Effect.gen(function*() {
-          const row = state.rows.get(payload.memoryId)
-          if (row === undefined) return yield* new NotFound({ message: `memory ${payload.memoryId} not found` })
-          const next = {
-            text: payload.text ?? row.text,
-            context: payload.context ?? row.context,
-            metadata: (payload.metadata ?? row.metadata) as Record<string, unknown>,
-            tags: payload.tags ?? row.tags,
-            state: payload.state ?? row.state
-          }
-          const kind = next.state !== row.state ? (next.state === "retired" ? "retired" : "restored") : "edited"
-          const now = new Date(yield* Clock.currentTimeMillis)
-          let updated = yield* repo.update(row, next, kind, now)
-          if (updated.text !== row.text) {
-            const [vector] = yield* embedder.embed([updated.text]).pipe(Effect.mapError(unavailable("embedding failed")))
-            if (vector) {
-              yield* repo.setEmbeddings(embedder.id, [[updated.id, vector]])
-              updated = { ...updated, embedding: new Uint8Array(vector.buffer.slice(0)), embedder: embedder.id }
-            }
-          }
-          state.put(updated)
-          return toMemoryItem(updated) as MemoryItem
-        }),
-
-      Forget: ({ payload }) =>
-        repo.delete(orgId, spaceId, payload.memoryId).pipe(Effect.tap((deleted) => deleted && state.remove(payload.memoryId))),
-
-      Drain: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
-
-      Reset: () =>
-        Effect.sync(() => {
-          for (const id of [...state.rows.keys()]) state.remove(id)
-        })
-    })
+  /** Extraction and embedding: everything of a write that happens before the transaction. */
+  const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
+    const facts = yield* extract(item)
+    const vectors = yield* embed(facts.map((f) => f.text))
+    return toWrite(item, facts, vectors)
   })
+
+  /**
+   * Prepares a group of queued items: extraction one by one, embedding in
+   * one call (one by one only if that fails). An item that fails fails alone.
+   */
+  const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
+    const requests = items.map((item) => item.request as WriteItem)
+    const extracted: Array<Either.Either<ReadonlyArray<ExtractedMemory>, ServiceUnavailable>> = []
+    for (const request of requests) {
+      extracted.push(yield* Effect.either(extract(request)))
+      // PGlite and extraction both hold the event loop: give pending I/O (other requests) a turn between items.
+      yield* yieldToIo
+    }
+    const texts = extracted.flatMap((facts) => Either.isRight(facts) ? facts.right.map((f) => f.text) : [])
+    const together = yield* Effect.either(embed(texts))
+    let offset = 0
+    const prepared: Array<Either.Either<DocumentWrites, ServiceUnavailable>> = []
+    for (const [i, facts] of extracted.entries()) {
+      if (Either.isLeft(facts)) {
+        prepared.push(Either.left(facts.left))
+        continue
+      }
+      const own = facts.right.map((f) => f.text)
+      const vectors = Either.isRight(together)
+        ? Either.right(together.right.slice(offset, offset + own.length))
+        : yield* Effect.either(embed(own))
+      offset += own.length
+      prepared.push(Either.map(vectors, (vectors) => toWrite(requests[i]!, facts.right, vectors)))
+    }
+    return prepared
+  })
+
+  const apply = (stored: { rows: ReadonlyArray<MemoryRow>; replaced: ReadonlyArray<string> }) => {
+    for (const id of stored.replaced) state.remove(id)
+    for (const row of stored.rows) state.put(row)
+  }
+
+  const write = Effect.fn("Space.write")(function*(item: WriteItem) {
+    const prepared = yield* prepare(item)
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const stored = yield* repo.insertDocument(orgId, spaceId, prepared.document, prepared.memories, now)
+    apply(stored)
+    return { documentId: prepared.document.documentId, memories: stored.rows.map(storedView) }
+  })
+
+  /**
+   * A group of queued items, stored and settled in one transaction: an item
+   * is marked done in the transaction that stores its memories, so exactly
+   * once even across a crash; items cancelled meanwhile are not stored.
+   */
+  const processGroup = Effect.fn("Space.processQueued")(function*(items: ReadonlyArray<QueuedItem>) {
+    const prepared = yield* prepareGroup(items)
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const outcomes = items.map((item, i): ItemOutcome =>
+      Either.match(prepared[i]!, {
+        onLeft: (error) => ({ _tag: "Failed", item, error: error.message }),
+        onRight: (write) => ({ _tag: "Completed", item, memoryIds: write.memories.map((m) => m.id) })
+      })
+    )
+    const stored = yield* repo.withTransaction(Effect.gen(function*() {
+      const settled = yield* jobs.settleInTransaction(outcomes, now)
+      const live = new Set(settled.map((row) => `${row.job_id}/${row.position}`))
+      const writes = items.flatMap((item, i) => {
+        const write = prepared[i]!
+        return Either.isRight(write) && live.has(`${item.job_id}/${item.position}`) ? [write.right] : []
+      })
+      return yield* repo.insertDocumentsInTransaction(orgId, spaceId, writes, now)
+    })).pipe(Effect.orDie)
+    apply(stored)
+  }, (effect, items) => Effect.annotateCurrentSpan({ items: items.length }).pipe(Effect.zipRight(effect)))
+
+  const drainAll = Effect.gen(function*() {
+    yield* Entity.keepAlive(true)
+    while (true) {
+      const group = yield* jobs.nextQueued(orgId, spaceId, QUEUED_GROUP_SIZE).pipe(Effect.orDie)
+      if (group.length === 0) break
+      yield* processGroup(group)
+      yield* yieldToIo
+    }
+    yield* Entity.keepAlive(false)
+  }).pipe(Effect.withSpan("Space.drain"))
+
+  const wake = yield* Queue.sliding<void>(1)
+  yield* Queue.take(wake).pipe(Effect.zipRight(drainAll), Effect.forever, Effect.forkScoped)
+  yield* Queue.offer(wake, undefined)
+
+  return SpaceEntity.of({
+    Write: ({ payload }) => Effect.forEach(payload.items, write),
+
+    Recall: ({ payload: recall }) =>
+      Effect.gen(function*() {
+        const vector = yield* embedder.embed([recall.query]).pipe(
+          Effect.map((vs) => vs[0]),
+          Effect.mapError(unavailable("embedding failed"))
+        )
+        const cap = Math.min(100, recall.limit + 50)
+        const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
+        // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
+        const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
+        const considered = hits.slice(0, cap)
+        const selection = select(considered, state.rows, recall)
+        const included = selection.included
+        const excluded = recall.full
+          ? engineExclusions({
+            considered,
+            beyondCap: hits.slice(cap),
+            cap,
+            limit: recall.limit,
+            excluded: selection.excluded,
+            accurateTop: recall.mode === "fast" ? rank("accurate", recall.limit).map((hit) => hit.id) : null,
+            included: included.map((hit) => hit.id)
+          })
+          : selection.excluded
+        const results = included.map((hit) => {
+          const row = state.rows.get(hit.id)!
+          return {
+            memory_id: row.id,
+            content: row.text,
+            relevance_score: hit.score,
+            memory_type: row.type,
+            entities: row.entities.map((e) => e.name),
+            occurred_start: isoOrNull(row.occurred_start ?? row.event_time),
+            occurred_end: isoOrNull(row.occurred_end ?? row.occurred_start ?? row.event_time),
+            metadata: row.metadata,
+            created_at: iso(row.created_at)
+          }
+        })
+        return { results, excluded, queryTokens: estimateTokens(recall.query) }
+      }).pipe(Effect.withSpan("Space.recall", { attributes: { space_id: spaceId, memories: state.size } })),
+
+    Edit: ({ payload }) =>
+      Effect.gen(function*() {
+        const row = state.rows.get(payload.memoryId)
+        if (row === undefined) return yield* new NotFound({ message: `memory ${payload.memoryId} not found` })
+        const next = {
+          text: payload.text ?? row.text,
+          context: payload.context ?? row.context,
+          metadata: (payload.metadata ?? row.metadata) as Record<string, unknown>,
+          tags: payload.tags ?? row.tags,
+          state: payload.state ?? row.state
+        }
+        const kind = next.state !== row.state ? (next.state === "retired" ? "retired" : "restored") : "edited"
+        const now = new Date(yield* Clock.currentTimeMillis)
+        let updated = yield* repo.update(row, next, kind, now)
+        if (updated.text !== row.text) {
+          const [vector] = yield* embedder.embed([updated.text]).pipe(Effect.mapError(unavailable("embedding failed")))
+          if (vector) {
+            yield* repo.setEmbeddings(embedder.id, [[updated.id, vector]])
+            updated = { ...updated, embedding: new Uint8Array(vector.buffer.slice(0)), embedder: embedder.id }
+          }
+        }
+        state.put(updated)
+        return toMemoryItem(updated) as MemoryItem
+      }),
+
+    Forget: ({ payload }) =>
+      repo.delete(orgId, spaceId, payload.memoryId).pipe(Effect.tap((deleted) => deleted && state.remove(payload.memoryId))),
+
+    Drain: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
+
+    Reset: () =>
+      Effect.sync(() => {
+        for (const id of [...state.rows.keys()]) state.remove(id)
+      })
+  })
+})
 
 /** Registered with the idle time of the configuration (SPACE_IDLE_SECONDS, default five minutes). */
 export const SpaceEntityLive = Layer.unwrapEffect(
