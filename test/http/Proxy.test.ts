@@ -267,6 +267,41 @@ eachProfile("proxy with the official clients", (it) => {
       expect(text).toBe("echo: say something")
     }))
 
+  it.effect("every client call through the OpenAI-compatible upstream: responses and messages, whole and streamed", () =>
+    Effect.gen(function*() {
+      const { put, openai, anthropic } = yield* setup
+      yield* put("Hugo: I cooked lentil soup for the neighbours.")
+      const question = "What did Hugo cook?"
+      const response = (yield* Effect.promise(() =>
+        openai().responses.create({ model: "echo", input: question, instructions: "Be brief.", max_output_tokens: 30, top_p: 0.9 } as any)
+      )) as any
+      expect(response.model).toBe("upstream/echo-1")
+      expect(response.output_text).toBe(`echo: ${question}`)
+      const sent = upstream.bodies.at(-1)
+      expect(sent.max_tokens).toBe(30)
+      expect(sent.top_p).toBe(0.9)
+      expect(sent.messages[0].content).toContain("lentil soup")
+      expect(sent.messages[0].content).toContain("Be brief.")
+
+      let streamed = ""
+      const events = yield* Effect.promise(() => openai().responses.create({ model: "echo", input: question, stream: true }))
+      yield* Effect.promise(async () => {
+        for await (const event of events) if (event.type === "response.output_text.delta") streamed += event.delta
+      })
+      expect(streamed).toBe(`echo: ${question}`)
+
+      const message = yield* Effect.promise(() =>
+        anthropic().messages.create({ model: "echo", max_tokens: 40, messages: [{ role: "user", content: question }] })
+      )
+      expect(message.model).toBe("upstream/echo-1")
+      expect((message.content[0] as any).text).toBe(`echo: ${question}`)
+      expect(message.usage).toMatchObject({ input_tokens: 11, output_tokens: 5 })
+      const final = yield* Effect.promise(() =>
+        anthropic().messages.stream({ model: "echo", max_tokens: 40, messages: [{ role: "user", content: question }] }).finalMessage()
+      )
+      expect((final.content[0] as any).text).toBe(`echo: ${question}`)
+    }))
+
   it.effect("an Anthropic provider answers through any format, whole and streamed", () =>
     Effect.gen(function*() {
       const { put, openai, anthropic } = yield* setup
