@@ -1,9 +1,9 @@
 /** Anthropic's messages API: `{base_url}/messages` with `x-api-key`, streamed or whole. */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Effect, Option, Redacted, Stream } from "effect"
 import type { ModelSpec } from "./Catalog.ts"
-import { failure, send } from "./OpenAiCompatible.ts"
-import { type ChatRequest, estimateTokens, type Provider, type StopReason, type StreamPart, UpstreamError } from "./Provider.ts"
+import { failure, makeHttpProvider } from "./HttpProvider.ts"
+import { type ChatRequest, estimateTokens, type StopReason, type StreamPart, UpstreamError } from "./Provider.ts"
 import { sseEvents } from "./Sse.ts"
 
 const ANTHROPIC_VERSION = "2023-06-01"
@@ -63,29 +63,20 @@ const streamParts = (spec: ModelSpec, request: ChatRequest, response: HttpClient
   return Stream.concat(parts, done).pipe(Stream.mapError(failure(spec)))
 }
 
-export const make = Effect.map(HttpClient.HttpClient, (client): Provider => {
-  const provide = Effect.provideService(HttpClient.HttpClient, client)
-  return {
-    complete: (spec, request) =>
-      Effect.gen(function*() {
-        const response = yield* send(spec, yield* post(spec, body(spec, request, false)).pipe(Effect.mapError(failure(spec))))
-        const json = (yield* response.json.pipe(Effect.mapError(failure(spec)))) as any
-        const text = Array.isArray(json?.content)
-          ? json.content.filter((b: any) => b?.type === "text").map((b: any) => String(b.text)).join("")
-          : ""
-        return {
-          text,
-          stopReason: stopOf(json?.stop_reason),
-          usage: {
-            input_tokens: json?.usage?.input_tokens ?? estimateTokens(request.system),
-            output_tokens: json?.usage?.output_tokens ?? estimateTokens(text)
-          }
-        }
-      }).pipe(provide),
-    stream: (spec, request) =>
-      Effect.gen(function*() {
-        const response = yield* send(spec, yield* post(spec, body(spec, request, true)).pipe(Effect.mapError(failure(spec))))
-        return streamParts(spec, request, response)
-      }).pipe(provide)
-  }
+export const make = makeHttpProvider({
+  request: (spec, request, stream) => post(spec, body(spec, request, stream)),
+  completion: (json, request) => {
+    const text = Array.isArray(json?.content)
+      ? json.content.filter((b: any) => b?.type === "text").map((b: any) => String(b.text)).join("")
+      : ""
+    return {
+      text,
+      stopReason: stopOf(json?.stop_reason),
+      usage: {
+        input_tokens: json?.usage?.input_tokens ?? estimateTokens(request.system),
+        output_tokens: json?.usage?.output_tokens ?? estimateTokens(text)
+      }
+    }
+  },
+  parts: streamParts
 })
