@@ -14,7 +14,7 @@ import { LanguageModels } from "../models/LanguageModels.ts"
 import { MemoryService } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { ChatSettingsService } from "./ChatSettingsService.ts"
-import { DEFAULT_SPACE, type Requested, type Resolved, resolveTunables } from "./Tunables.ts"
+import { DEFAULT_SPACE, type Requested, type Resolved, resolveTunables, spaceOf } from "./Tunables.ts"
 
 export const MEMORY_HEADER = "Relevant memories about this user and conversation (most relevant first):"
 
@@ -49,7 +49,7 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
     const chatSettings = yield* ChatSettingsService
 
     const prepare = Effect.fn("Proxy.prepare")(function*(principal: PrincipalShape, turn: ProxyTurn) {
-      const spaceId = turn.tunables.space_id ?? DEFAULT_SPACE
+      const spaceId = spaceOf(turn.tunables)
       // `default` is every organization's own space, named or implied.
       yield* spaces.ensure(principal, spaceId, spaceId === DEFAULT_SPACE)
       const settings = yield* chatSettings.values(principal.orgId, spaceId)

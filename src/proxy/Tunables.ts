@@ -107,9 +107,12 @@ export interface Resolved {
   readonly memory: boolean
 }
 
+/** The space a turn goes to: the one it names, or the organization's own `default`. */
+export const spaceOf = (requested: Requested) => requested.space_id ?? DEFAULT_SPACE
+
 /** Request, then the space's settings, then the platform default. */
 export const resolveTunables = (requested: Requested, settings: ChatSettingsValues): Resolved => ({
-  spaceId: requested.space_id ?? DEFAULT_SPACE,
+  spaceId: spaceOf(requested),
   userId: requested.user_id ?? null,
   agentId: requested.agent_id ?? null,
   sessionId: requested.session_id ?? null,

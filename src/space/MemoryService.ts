@@ -9,13 +9,13 @@ import type { BatchRequest, MemoryListQuery, PatchMemoryRequest, RecordItem, Ret
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
 import { type Exclusion, SpaceEntity, spaceEntityId, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { estimateTokens } from "../../services/llm/Provider.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo, toMemoryItem } from "../../services/store/MemoryRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { capExclusions, Receipts } from "./Receipts.ts"
 
-export const estimateTokens = (text: string) => Math.ceil(text.length / 4)
 
 /** Numbered plain text, no header; whole memories only, lowest-ranked dropped first to fit the budget. */
 export const renderBlock = <T extends { readonly memory_id: string; readonly content: string }>(

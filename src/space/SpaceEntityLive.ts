@@ -11,6 +11,7 @@ import type { MemoryItem } from "../domain/Memories.ts"
 import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
+import { estimateTokens } from "../../services/llm/Provider.ts"
 import { type ItemOutcome, JobRepo, type QueuedItem } from "../../services/store/JobRepo.ts"
 import { MemoryRepo, type MemoryRow, toMemoryItem } from "../../services/store/MemoryRepo.ts"
 import { iso, isoOrNull } from "../../services/store/SqlFailure.ts"
@@ -25,8 +26,6 @@ export const spacesActive = Metric.gauge("engram_spaces_active", { description: 
 
 /** Queued items stored per transaction: the statements per group stay constant, so a larger group amortises them. */
 export const QUEUED_GROUP_SIZE = 50
-
-const estimateTokens = (text: string) => Math.ceil(text.length / 4)
 
 const storedView = (row: MemoryRow) => ({
   memory_id: row.id,

@@ -1,7 +1,7 @@
 /** `POST /v1/messages`: the messages shape, whole or as `message_start` … `message_stop` events. */
 import { Effect, Stream } from "effect"
 import { randomBase62 } from "../../../services/secrets/Tokens.ts"
-import type { StopReason, StreamPart } from "../../../services/llm/Provider.ts"
+import { estimateTokens, type StopReason, type StreamPart } from "../../../services/llm/Provider.ts"
 import type { Prepared } from "../MemoryWrapper.ts"
 import {
   type Body,
@@ -69,7 +69,7 @@ export const Messages: WireFormat = {
         model: prepared.spec.id,
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: Math.ceil(prepared.request.system.length / 4), output_tokens: 0 },
+        usage: { input_tokens: estimateTokens(prepared.request.system), output_tokens: 0 },
         memories_injected: prepared.memoriesInjected,
         space_id: prepared.spaceId
       }
