@@ -1,58 +1,44 @@
 /**
- * The application services, identical in every profile. They need a
- * SqlClient, a Cache, the AppConfig, a cluster (Sharding) and the models
- * (Extractor, Embedder), which each profile provides.
+ * The application, identical in every profile: the services the HTTP
+ * handlers and the CLI call (each declares its own dependencies), and the
+ * Space entity with the cluster's waker. A profile provides what they run
+ * on: the SQL store, the cache, the models, the cluster and the AppConfig.
  */
 import { Layer } from "effect"
 import { Accounts } from "../src/identity/Accounts.ts"
 import { ApiKeys } from "../src/identity/ApiKeys.ts"
 import { Authenticator } from "../src/identity/Authenticator.ts"
-import { MemoryService } from "../src/space/MemoryService.ts"
-import { Receipts } from "../src/space/Receipts.ts"
+import { ChatSettingsService } from "../src/proxy/ChatSettingsService.ts"
+import { MemoryWrapper } from "../src/proxy/MemoryWrapper.ts"
 import { Reason } from "../src/reason/Reason.ts"
 import { ReasonSettings } from "../src/reason/ReasonSettings.ts"
 import { SpaceProfiles } from "../src/reason/SpaceProfiles.ts"
 import { UserProfiles } from "../src/reason/UserProfiles.ts"
-import { UserMemoryRepo } from "../services/store/UserMemoryRepo.ts"
-import { ResumeQueued } from "../src/space/ResumeQueued.ts"
-import { SpaceEntityLive } from "../src/space/SpaceEntityLive.ts"
+import { MemoryService } from "../src/space/MemoryService.ts"
+import { Receipts } from "../src/space/Receipts.ts"
+import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
+import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
-import { AccountRepo } from "../services/store/AccountRepo.ts"
-import { ApiKeyRepo } from "../services/store/ApiKeyRepo.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
-import { SessionRepo } from "../services/store/SessionRepo.ts"
-import { SpaceRepo } from "../services/store/SpaceRepo.ts"
-import { SettingsRepo } from "../services/store/SettingsRepo.ts"
-import { ChatSettingsService } from "../src/proxy/ChatSettingsService.ts"
-import { MemoryWrapper } from "../src/proxy/MemoryWrapper.ts"
-import { Llm } from "./Models.ts"
 
-const Repositories = Layer.mergeAll(
-  AccountRepo.Default,
-  SessionRepo.Default,
-  ApiKeyRepo.Default,
-  SpaceRepo.Default,
-  MemoryRepo.Default,
-  JobRepo.Default,
-  SettingsRepo.Default
+/** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
+export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(Layer.provide([MemoryRepo.Default, JobRepo.Default]))
+
+/** The services the HTTP handlers call. */
+export const Services = Layer.mergeAll(
+  Accounts.Default,
+  ApiKeys.Default,
+  Authenticator.Default,
+  Spaces.Default,
+  MemoryService.Default,
+  Receipts.Default,
+  ChatSettingsService.Default,
+  MemoryWrapper.Default,
+  Reason.Default,
+  ReasonSettings.Default,
+  SpaceProfiles.Default,
+  UserProfiles.Default
 )
 
-/** The Space entity registered on the cluster, and the resumption of queued writes. */
-export const Entities = ResumeQueued.pipe(Layer.provideMerge(SpaceEntityLive), Layer.provide(Repositories))
-
-/** Reason, the space profile and reason settings, user profiles. */
-const Reasoning = UserProfiles.Default.pipe(
-  Layer.provideMerge(Reason.Default),
-  Layer.provideMerge(Layer.mergeAll(SpaceProfiles.Default, ReasonSettings.Default, UserMemoryRepo.Default))
-)
-
-/** The services the HTTP handlers and the CLI call. */
-export const Services = MemoryWrapper.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Authenticator.Default, MemoryService.Default, ChatSettingsService.Default)),
-  Layer.merge(Reasoning),
-  Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, Receipts.Default, Spaces.Default, Llm)),
-  Layer.provideMerge(Repositories)
-)
-
-export const Application = Services.pipe(Layer.provideMerge(Entities))
+export const Application = Layer.merge(Services, Entities)

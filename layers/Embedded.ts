@@ -1,6 +1,7 @@
 /**
  * Embedded profile (no DATABASE_URL): PGlite in-process under DATA_DIR, locked
- * against a second process; in-process cache unless REDIS_URL is set.
+ * against a second process; one runner owning every shard; in-process cache
+ * unless REDIS_URL is set. Several nodes need the server profile.
  */
 import { Effect, Layer } from "effect"
 import { resolve } from "node:path"
@@ -9,21 +10,32 @@ import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import { Cache } from "./Cache.ts"
-import { Cluster } from "./Cluster.ts"
-import { Models } from "./Models.ts"
+import * as Cluster from "./Cluster.ts"
+import { Models, type ModelServices } from "./Models.ts"
 import { StartupError } from "./StartupError.ts"
 
+/** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
+export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
+  Migrations.layer.pipe(
+    Layer.provideMerge(layerPglite(options)),
+    Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${options.dataDir}: ${e.message}` }))
+  )
+
+/** DATA_DIR's store, locked to this process. */
 export const Store = Layer.unwrapScoped(
   Effect.gen(function*() {
     const { dataDir } = yield* AppConfig
     yield* lockDataDir(dataDir).pipe(Effect.mapError((e) => new StartupError({ message: e.message })))
-    return Migrations.layer.pipe(
-      Layer.provideMerge(layerPglite({ dataDir: resolve(dataDir, "pglite") })),
-      Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${resolve(dataDir)}: ${e.message}` }))
-    )
+    return pglite({ dataDir: resolve(dataDir, "pglite") })
   })
 )
 
 export const describeStore = Effect.map(AppConfig, (config) => `embedded PGlite at ${resolve(config.dataDir, "pglite")}`)
 
-export const Infrastructure = Layer.mergeAll(Cluster, Models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+/** The profile over a given embedded store (DATA_DIR's, or a test's) and models (the configured ones, or a test's). */
+export const profile = <E, R, E2, R2>(
+  store: Layer.Layer<Layer.Layer.Success<typeof Store>, E, R>,
+  models: Layer.Layer<ModelServices, E2, R2>
+) => Layer.mergeAll(Cluster.Single, models).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
+
+export const Infrastructure = profile(Store, Models)

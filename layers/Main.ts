@@ -1,7 +1,8 @@
 /**
  * Picks the profile from the environment: DATABASE_URL set -> Server
- * (PostgreSQL), otherwise Embedded (PGlite). The cache is Redis whenever
- * REDIS_URL is set. `Serve` adds HTTP on HOST:PORT.
+ * (PostgreSQL, a cluster of runners), otherwise Embedded (PGlite, one
+ * runner). The cache is Redis whenever REDIS_URL is set. `Serve` adds HTTP
+ * on HOST:PORT; the CLI's store commands take only the store and the cache.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
@@ -9,8 +10,9 @@ import { createServer } from "node:http"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { HttpLive } from "../src/http/HttpLive.ts"
 import { Application } from "./Application.ts"
-import { describeCache } from "./Cache.ts"
+import { Cache, describeCache } from "./Cache.ts"
 import * as Embedded from "./Embedded.ts"
+import { Embedder } from "./Models.ts"
 import { Logging, Tracing } from "./Observability.ts"
 import * as Server from "./Server.ts"
 
@@ -20,16 +22,30 @@ export const Infrastructure = Layer.unwrapEffect(
   Effect.map(isServer, (server) => (server ? Server.Infrastructure : Embedded.Infrastructure))
 )
 
-/** Everything but HTTP: what the operator CLI runs on. */
+/** The store and the cache alone: what the operator CLI's account and key commands need (no cluster, no models). */
+export const StoreAndCache = Layer.unwrapEffect(
+  Effect.map(isServer, (server) => Layer.merge(server ? Server.Store : Embedded.Store, Cache))
+)
+
+/** The store and the configured embedder: what `engram reembed` needs. */
+export const StoreAndEmbedder = Layer.unwrapEffect(
+  Effect.map(isServer, (server) => Layer.merge(server ? Server.Store : Embedded.Store, Embedder))
+)
+
+/** Everything but HTTP. */
 export const Runtime = Application.pipe(Layer.provideMerge(Infrastructure))
 
 const Announce = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const store = yield* (yield* isServer) ? Server.describeStore : Embedded.describeStore
+    const server = yield* isServer
+    const store = yield* server ? Server.describeStore : Embedded.describeStore
     const cache = yield* describeCache
+    const cluster = server
+      ? `runner ${config.runnerHost}:${config.runnerPort} (listening on ${config.host}:${config.runnerPort})`
+      : "one runner (embedded)"
     yield* Effect.logInfo(`Engram listening on http://${config.host}:${config.port}`).pipe(
-      Effect.annotateLogs({ store, cache, data_dir: config.dataDir })
+      Effect.annotateLogs({ store, cache, cluster, data_dir: config.dataDir })
     )
   })
 )

@@ -60,4 +60,11 @@ export const Extractor = Layer.unwrapEffect(
   })
 )
 
-export const Models = Layer.mergeAll(Embedder, Extractor).pipe(Layer.provideMerge(Catalog))
+/** The embedder, the extractor and the language models over a catalog (a test may give its own). */
+export const modelsOn = <E, R>(catalog: Layer.Layer<Catalogs.Catalog, E, R>) =>
+  Layer.mergeAll(Embedder, Extractor, Llm).pipe(Layer.provideMerge(catalog))
+
+/** What every profile runs its models on: the embedder, the extractor, the catalog and the language models. */
+export const Models = modelsOn(Catalog)
+
+export type ModelServices = Layer.Layer.Success<typeof Models>

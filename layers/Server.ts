@@ -1,7 +1,8 @@
 /**
  * Server profile (DATABASE_URL set): a PostgreSQL server, Redis when REDIS_URL
- * is set. Either one configured and unreachable stops start-up; nothing falls
- * back to the embedded store.
+ * is set, and this node as one runner of the cluster (RUNNER_HOST,
+ * RUNNER_PORT). Either store configured and unreachable stops start-up;
+ * nothing falls back to the embedded store.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
@@ -9,22 +10,22 @@ import { layerPostgres } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
-import { Cluster } from "./Cluster.ts"
-import { Models } from "./Models.ts"
+import * as Cluster from "./Cluster.ts"
+import { Models, type ModelServices } from "./Models.ts"
 import { StartupError } from "./StartupError.ts"
+
+const reason = (e: { readonly message: string; readonly cause?: unknown }) =>
+  e.cause instanceof Error ? e.cause.message : e.message
 
 export const Store = Layer.unwrapEffect(
   Effect.gen(function*() {
     const { databaseUrl } = yield* AppConfig
-    const url = Option.getOrThrow(databaseUrl)
+    if (Option.isNone(databaseUrl)) return yield* new StartupError({ message: "the server profile needs DATABASE_URL" })
+    const url = databaseUrl.value
     return Migrations.layer.pipe(
       Layer.provideMerge(layerPostgres(url)),
       Layer.mapError((e) =>
-        new StartupError({
-          message: `cannot use PostgreSQL at ${describeUrl(Redacted.value(url))} (DATABASE_URL): ${
-            String((e as { cause?: Error }).cause?.message ?? e.message)
-          }`
-        })
+        new StartupError({ message: `cannot use PostgreSQL at ${describeUrl(Redacted.value(url))} (DATABASE_URL): ${reason(e)}` })
       )
     )
   })
@@ -33,4 +34,8 @@ export const Store = Layer.unwrapEffect(
 export const describeStore = Effect.map(AppConfig, (config) =>
   `PostgreSQL at ${Option.match(config.databaseUrl, { onNone: () => "?", onSome: (u) => describeUrl(Redacted.value(u)) })}`)
 
-export const Infrastructure = Layer.mergeAll(Cluster, Models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+/** The profile on the configured models (or a test's). */
+export const profile = <E, R>(models: Layer.Layer<ModelServices, E, R>) =>
+  Layer.mergeAll(Cluster.Socket, models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+
+export const Infrastructure = profile(Models)

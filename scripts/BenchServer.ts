@@ -5,7 +5,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve) => {
     const server = createServer()
     server.listen(0, "127.0.0.1", () => {
@@ -24,7 +24,11 @@ export interface BenchServer {
   readonly stop: () => Promise<void>
 }
 
-export const startBenchServer = async (env: Record<string, string> = {}): Promise<BenchServer> => {
+/**
+ * Starts a node and signs up the bench organization on it, or (with `key`)
+ * joins a node to an organization an earlier node signed up (cluster benches).
+ */
+export const startBenchServer = async (env: Record<string, string> = {}, options: { readonly key?: string } = {}): Promise<BenchServer> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
   const port = await freePort()
   // BENCH_NODE_ARGS reaches the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
@@ -60,9 +64,13 @@ export const startBenchServer = async (env: Record<string, string> = {}): Promis
     if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
     return json
   }
-  const session = await call("POST", "/auth/signup", { email: "bench@example.test", password: "bench password", org_name: "Bench" })
-  token = session.session_token
-  token = (await call("POST", "/v1/api-keys", { name: "bench", env: "test" })).raw_key
+  if (options.key !== undefined) {
+    token = options.key
+  } else {
+    const session = await call("POST", "/auth/signup", { email: "bench@example.test", password: "bench password", org_name: "Bench" })
+    token = session.session_token
+    token = (await call("POST", "/v1/api-keys", { name: "bench", env: "test" })).raw_key
+  }
   return {
     url,
     child,

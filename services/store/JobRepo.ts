@@ -2,16 +2,24 @@
  * Queued writes. A job's items are stored in the same transaction that
  * acknowledges them; an item is marked done in the transaction that stores its
  * memories, so after a crash every acknowledged item is stored exactly once.
+ * The queue is the table: whichever node owns the space drains it.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import type { OrgId, SpaceRef } from "../../src/domain/Ids.ts"
+import { OrgId as OrgIdSchema, SpaceId as SpaceIdSchema } from "../../src/domain/Ids.ts"
 import type { Job } from "../../src/domain/Memories.ts"
-import { iso, storeFailure } from "./SqlFailure.ts"
+import { WriteItem } from "../../src/domain/SpaceProtocol.ts"
+import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
+import { storeFailure } from "./SqlFailure.ts"
 
+/** A queued item: its write, or why its stored payload could not be read. */
 export interface QueuedItem {
-  readonly job_id: string
+  readonly jobId: string
   readonly position: number
-  readonly request: unknown
+  readonly write: Either.Either<WriteItem, string>
+  /** When the job was acknowledged: how far behind the queue is. */
+  readonly queuedAt: Date
 }
 
 /** How one queued item ended: stored (with the ids of its memories) or failed. */
@@ -20,26 +28,45 @@ export type ItemOutcome =
   | { readonly _tag: "Failed"; readonly item: QueuedItem; readonly error: string }
 
 const outcomeRecord = (outcome: ItemOutcome) => ({
-  job_id: outcome.item.job_id,
+  job_id: outcome.item.jobId,
   position: outcome.item.position,
   status: outcome._tag === "Completed" ? "completed" : "failed",
   memory_ids: outcome._tag === "Completed" ? outcome.memoryIds : [],
   error: outcome._tag === "Failed" ? outcome.error : null
 })
 
-interface JobRow {
-  readonly job_id: string
-  readonly space_id: string
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly total: string
-  readonly queued: string
-  readonly completed: string
-  readonly failed: string
-  readonly cancelled: string
-  readonly memory_ids: ReadonlyArray<string> | null
-  readonly error: string | null
-}
+const JobRow = Schema.Struct({
+  job_id: Schema.String,
+  space_id: Schema.String,
+  created_at: Timestamptz,
+  updated_at: Timestamptz,
+  total: Int8,
+  queued: Int8,
+  completed: Int8,
+  failed: Int8,
+  cancelled: Int8,
+  memory_ids: Schema.NullOr(Schema.Array(Schema.String)),
+  error: Schema.NullOr(Schema.String)
+})
+
+const QueuedRow = Schema.Struct({
+  job_id: Schema.String,
+  position: Int8,
+  request: Schema.Unknown,
+  created_at: Timestamptz
+})
+
+const decodeWrite = Schema.decodeUnknownEither(WriteItem)
+
+const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
+  jobId: row.job_id,
+  position: row.position,
+  write: Either.mapLeft(
+    decodeWrite(row.request),
+    (error) => `the queued write could not be read: ${ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 200)}`
+  ),
+  queuedAt: row.created_at
+})
 
 /** The job's state follows from its items. */
 export const jobStatus = (counts: { queued: number; completed: number; failed: number; cancelled: number }): Job["status"] => {
@@ -49,14 +76,8 @@ export const jobStatus = (counts: { queued: number; completed: number; failed: n
   return "cancelled"
 }
 
-const toJob = (row: JobRow): Job => {
-  const items = {
-    total: Number(row.total),
-    queued: Number(row.queued),
-    completed: Number(row.completed),
-    failed: Number(row.failed),
-    cancelled: Number(row.cancelled)
-  }
+const toJob = (row: typeof JobRow.Type): Job => {
+  const items = { total: row.total, queued: row.queued, completed: row.completed, failed: row.failed, cancelled: row.cancelled }
   return {
     job_id: row.job_id,
     space_id: row.space_id,
@@ -64,17 +85,22 @@ const toJob = (row: JobRow): Job => {
     items,
     memory_ids: [...(row.memory_ids ?? [])],
     error: row.error,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at)
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
   }
 }
+
+const decodeJobs = decodeRows(JobRow)
+const decodeQueued = decodeRows(QueuedRow)
+const decodeSettled = decodeRows(Schema.Struct({ job_id: Schema.String, position: Int8 }))
+const decodeSpaces = decodeRows(Schema.Struct({ org_id: OrgIdSchema, space_id: SpaceIdSchema }))
 
 export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const get = (orgId: string, spaceId: string, jobId: string) =>
-      sql<JobRow>`SELECT j.job_id, j.space_id, j.created_at, j.updated_at,
+    const get = (orgId: OrgId, spaceId: string, jobId: string) =>
+      sql`SELECT j.job_id, j.space_id, j.created_at, j.updated_at,
           count(i.position) AS total,
           count(i.position) FILTER (WHERE i.status = 'queued') AS queued,
           count(i.position) FILTER (WHERE i.status = 'completed') AS completed,
@@ -86,27 +112,31 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
         JOIN ingest_items i ON i.job_id = j.job_id
         LEFT JOIN LATERAL unnest(i.memory_ids) WITH ORDINALITY AS m(id, ord) ON true
         WHERE j.job_id = ${jobId} AND j.org_id = ${orgId} AND j.space_id = ${spaceId}
-        GROUP BY j.job_id`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map(toJob))), storeFailure)
+        GROUP BY j.job_id`.pipe(
+        Effect.flatMap(decodeJobs),
+        Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map(toJob))),
+        storeFailure
+      )
 
     return {
       get,
 
-      create: (orgId: string, spaceId: string, jobId: string, requests: ReadonlyArray<unknown>, now: Date) =>
+      create: (space: SpaceRef, jobId: string, writes: ReadonlyArray<WriteItem>, now: Date) =>
         Effect.gen(function*() {
           yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, created_at, updated_at)
-            VALUES (${jobId}, ${orgId}, ${spaceId}, ${now}, ${now})`
+            VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, ${now}, ${now})`
           yield* sql`INSERT INTO ingest_items ${
-            sql.insert(requests.map((request, position) => ({
+            sql.insert(writes.map((write, position) => ({
               job_id: jobId,
               position,
               status: "queued",
-              request: JSON.stringify(request)
+              request: JSON.stringify(Schema.encodeSync(WriteItem)(write))
             })))
           }`
         }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("JobRepo.create")),
 
       /** Cancels the items not yet started; answers the job afterwards. */
-      cancel: (orgId: string, spaceId: string, jobId: string, now: Date) =>
+      cancel: (orgId: OrgId, spaceId: string, jobId: string, now: Date) =>
         Effect.gen(function*() {
           const updated = yield* sql`UPDATE ingest_jobs SET updated_at = ${now}
             WHERE job_id = ${jobId} AND org_id = ${orgId} AND space_id = ${spaceId} RETURNING job_id`
@@ -116,34 +146,43 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
         }).pipe(sql.withTransaction, storeFailure),
 
       /** The space's oldest queued items, in the order they were acknowledged. */
-      nextQueued: (orgId: string, spaceId: string, limit: number) =>
-        sql<QueuedItem>`SELECT i.job_id, i.position, i.request FROM ingest_items i
+      nextQueued: (space: SpaceRef, limit: number) =>
+        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
-          WHERE j.org_id = ${orgId} AND j.space_id = ${spaceId} AND i.status = 'queued'
-          ORDER BY j.created_at, j.job_id, i.position LIMIT ${limit}`.pipe(storeFailure),
+          WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued'
+          ORDER BY j.created_at, j.job_id, i.position LIMIT ${limit}`.pipe(
+          Effect.flatMap(decodeQueued),
+          Effect.map((rows) => rows.map(toQueued)),
+          storeFailure
+        ),
 
       /**
        * Settles a group of items in one statement, and touches each of their
        * jobs once; call inside the transaction that stores the completed
-       * items' memories. Answers the items settled: any other was cancelled meanwhile.
+       * items' memories. Answers the items settled: any other was settled or
+       * cancelled meanwhile (the status check makes two racing writers safe).
        */
-      settleInTransaction: (outcomes: ReadonlyArray<ItemOutcome>, now: Date) =>
+      settle: (outcomes: ReadonlyArray<ItemOutcome>, now: Date) =>
         Effect.gen(function*() {
           if (outcomes.length === 0) return []
-          const settled = yield* sql<{ job_id: string; position: number }>`UPDATE ingest_items i
+          const settled = yield* sql`UPDATE ingest_items i
             SET status = v.status, memory_ids = coalesce(v.memory_ids, '{}'), error = v.error
             FROM jsonb_to_recordset(${JSON.stringify(outcomes.map(outcomeRecord))}::jsonb)
               AS v(job_id text, position integer, status text, memory_ids text[], error text)
             WHERE i.job_id = v.job_id AND i.position = v.position AND i.status = 'queued'
-            RETURNING i.job_id, i.position`
+            RETURNING i.job_id, i.position`.pipe(Effect.flatMap(decodeSettled))
           const jobIds = [...new Set(settled.map((row) => row.job_id))]
           if (jobIds.length > 0) yield* sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ANY(${jobIds})`
           return settled
         }),
 
-      /** Spaces with queued items, to resume after a restart. */
-      spacesWithQueued: sql<{ org_id: string; space_id: string }>`SELECT DISTINCT j.org_id, j.space_id
-        FROM ingest_jobs j JOIN ingest_items i ON i.job_id = j.job_id WHERE i.status = 'queued'`.pipe(storeFailure)
+      /** Spaces with queued items: the waker sends each a Wake. */
+      spacesWithQueued: sql`SELECT DISTINCT j.org_id, j.space_id
+        FROM ingest_items i JOIN ingest_jobs j ON i.job_id = j.job_id WHERE i.status = 'queued'`.pipe(
+        Effect.flatMap(decodeSpaces),
+        Effect.map((rows): ReadonlyArray<SpaceRef> => rows.map((row) => ({ orgId: row.org_id, spaceId: row.space_id }))),
+        storeFailure
+      )
     }
   })
 }) {}

@@ -4,23 +4,21 @@
  * the space lists it in source_ids; the collapsed view leaves those facts out.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import type { SpaceRef } from "../../src/domain/Ids.ts"
 import type { MemoryType } from "../../src/domain/Memories.ts"
-import type { ProfileMemory } from "../../src/domain/Profiles.ts"
-import { type ListedRow, toMemoryItem } from "./MemoryRepo.ts"
-import { isoOrNull, storeFailure } from "./SqlFailure.ts"
+import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
+import { LIST_COLUMNS, MemoryFromRow } from "./MemoryRows.ts"
+import { storeFailure } from "./SqlFailure.ts"
 
 /** A memory type, or `collapsed`: every type, with notes standing in for the facts behind them. */
 export type ProfileView = MemoryType | "collapsed"
 
-const COLUMNS = `m.id, m.document_id, m.text, m.context, m.type, m.state, m.entities, m.metadata, m.tags, m.user_id,
-  m.agent_id, m.session_id, m.member_id, m.event_time, m.occurred_start, m.occurred_end, m.source_ids,
-  m.created_at, m.updated_at`
+const COLUMNS = LIST_COLUMNS.split(",").map((column) => `m.${column.trim()}`).join(", ")
 
-export const toProfileMemory = (row: ListedRow): ProfileMemory => ({
-  ...toMemoryItem(row),
-  entities: row.entities.map((e) => e.name).join(", ")
-})
+const decodeSpan = decodeRows(Schema.Struct({ first_seen: Schema.NullOr(Timestamptz), last_active: Schema.NullOr(Timestamptz) }))
+const decodeMemories = decodeRows(MemoryFromRow)
+const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
 export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/store/UserMemoryRepo", {
   effect: Effect.gen(function*() {
@@ -42,32 +40,34 @@ export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/sto
 
     return {
       /** Record-time span of everything the user has in the space (any type). */
-      span: (orgId: string, spaceId: string, userId: string) =>
-        sql<{ first_seen: Date | null; last_active: Date | null }>`
-          SELECT min(created_at) AS first_seen, max(created_at) AS last_active FROM memories
-          WHERE org_id = ${orgId} AND space_id = ${spaceId} AND user_id = ${userId} AND state = 'active'`.pipe(
+      span: (space: SpaceRef, userId: string) =>
+        sql`SELECT min(created_at) AS first_seen, max(created_at) AS last_active FROM memories
+          WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND user_id = ${userId} AND state = 'active'`.pipe(
+          Effect.flatMap(decodeSpan),
           Effect.map((rows) => ({
-            firstSeen: isoOrNull(rows[0]?.first_seen ?? null),
-            lastActive: isoOrNull(rows[0]?.last_active ?? null)
+            firstSeen: rows[0]?.first_seen?.toISOString() ?? null,
+            lastActive: rows[0]?.last_active?.toISOString() ?? null
           })),
           storeFailure
         ),
 
       /** One page of the view, newest first, and the view's total. */
-      page: (orgId: string, spaceId: string, userId: string, view: ProfileView, page: { limit: number; offset: number }) => {
+      page: (space: SpaceRef, userId: string, view: ProfileView, page: { limit: number; offset: number }) => {
         const where = sql.and([
-          sql`m.org_id = ${orgId}`,
-          sql`m.space_id = ${spaceId}`,
+          sql`m.org_id = ${space.orgId}`,
+          sql`m.space_id = ${space.spaceId}`,
           sql`m.user_id = ${userId}`,
           sql`m.state = 'active'`,
           viewCondition(view)
         ])
         return Effect.all({
-          items: sql<ListedRow>`SELECT ${columns} FROM memories m WHERE ${where}
-            ORDER BY m.created_at DESC, m.position DESC, m.id LIMIT ${page.limit} OFFSET ${page.offset}`,
-          total: sql<{ n: string }>`SELECT count(*) AS n FROM memories m WHERE ${where}`
+          items: sql`SELECT ${columns} FROM memories m WHERE ${where}
+            ORDER BY m.created_at DESC, m.position DESC, m.id LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(
+            Effect.flatMap(decodeMemories)
+          ),
+          total: sql`SELECT count(*) AS n FROM memories m WHERE ${where}`.pipe(Effect.flatMap(decodeCount))
         }, { concurrency: 1 }).pipe(
-          Effect.map(({ items, total }) => ({ items: items.map(toProfileMemory), total: Number(total[0]!.n) })),
+          Effect.map(({ items, total }) => ({ items, total: total[0]?.n ?? 0 })),
           storeFailure,
           Effect.withSpan("UserMemoryRepo.page", { attributes: { view } })
         )

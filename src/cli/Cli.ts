@@ -5,16 +5,30 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { KeyEnv } from "../domain/ApiKeys.ts"
 import { Accounts } from "../identity/Accounts.ts"
 import { ApiKeys } from "../identity/ApiKeys.ts"
-import { Runtime, Serve } from "../../layers/Main.ts"
+import { Serve, StoreAndCache, StoreAndEmbedder } from "../../layers/Main.ts"
 import { QuietLogging } from "../../layers/Observability.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
+import { OrgId, SpaceId } from "../domain/Ids.ts"
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
-/** Store-only commands: no HTTP, logs on stderr so stdout is just the answer. */
-const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | Embedder | MemoryRepo>) =>
-  effect.pipe(Effect.provide(Runtime), Effect.provide(QuietLogging))
+/**
+ * Store-only commands: no HTTP, no cluster (a CLI must never join it as a
+ * runner), no models unless the command needs them; logs on stderr so
+ * stdout is just the answer.
+ */
+const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys>) =>
+  effect.pipe(
+    Effect.provide(Layer.mergeAll(Accounts.Default, ApiKeys.Default).pipe(Layer.provideMerge(StoreAndCache))),
+    Effect.provide(QuietLogging)
+  )
+
+const withEmbedder = <A, E>(effect: Effect.Effect<A, E, Accounts | Embedder | MemoryRepo>) =>
+  effect.pipe(
+    Effect.provide(Layer.mergeAll(Accounts.Default, MemoryRepo.Default).pipe(Layer.provideMerge(StoreAndEmbedder))),
+    Effect.provide(QuietLogging)
+  )
 
 const serve = Command.make("serve", {}, () => Layer.launch(Serve)).pipe(
   Command.withDescription("Run the HTTP service (embedded store unless DATABASE_URL is set)")
@@ -72,11 +86,11 @@ const keysRevoke = Command.make("revoke", { orgId, keyId: Args.text({ name: "key
   })))
 
 const reembed = Command.make("reembed", { orgId, spaceId: Options.text("space") }, (args) =>
-  onStore(Effect.gen(function*() {
+  withEmbedder(Effect.gen(function*() {
     yield* (yield* Accounts).operator(args.orgId)
     const embedder = yield* Embedder
     const repo = yield* MemoryRepo
-    const stale = yield* repo.staleEmbeddings(args.orgId, args.spaceId, embedder.id)
+    const stale = yield* repo.staleEmbeddings({ orgId: OrgId.make(args.orgId), spaceId: SpaceId.make(args.spaceId) }, embedder.id)
     for (let i = 0; i < stale.length; i += 256) {
       const batch = stale.slice(i, i + 256)
       const vectors = yield* embedder.embed(batch.map((m) => m.text))

@@ -1,6 +1,6 @@
 /** Every setting, read from the environment once; a bad value stops start-up with the variable's name. */
 import { Config, ConfigError, Context, Duration, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 
 export interface AppConfigShape {
@@ -12,6 +12,12 @@ export interface AppConfigShape {
   readonly sessionTtl: Duration.Duration
   /** A space's entity passivates (drops its in-memory index) after this long without a message. */
   readonly spaceIdleTime: Duration.Duration
+  /** How often the cluster's waker looks for spaces with work due (queued writes) and wakes them. */
+  readonly wakeInterval: Duration.Duration
+  /** The address other runners reach this one at (server profile): RUNNER_HOST, default the machine's hostname. */
+  readonly runnerHost: string
+  /** The port this runner listens on for other runners: RUNNER_PORT, default 34431. */
+  readonly runnerPort: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
   readonly otlpEndpoint: Option.Option<string>
@@ -63,6 +69,12 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(300),
     Config.map(Duration.seconds)
   ),
+  runnerHost: Config.string("RUNNER_HOST").pipe(
+    Config.map((host) => host.trim()),
+    Config.validate({ message: "must not be empty", validation: (host) => host !== "" }),
+    Config.withDefault(hostname())
+  ),
+  runnerPort: Config.port("RUNNER_PORT").pipe(Config.withDefault(34431)),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.mapOrFail((value) => {
@@ -92,6 +104,7 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   }))
 }).pipe(Config.map(({ modelsDir, ...config }) => ({
   ...config,
+  wakeInterval: Duration.seconds(5),
   modelsDir: Option.getOrElse(modelsDir, () => join(config.dataDir.startsWith("memory://") ? tmpdir() : config.dataDir, "models"))
 })))
 

@@ -2,7 +2,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { AuthApi, LogoutApi } from "./AuthApi.ts"
-import { ServiceUnavailable } from "./Errors.ts"
+import { InternalError, ServiceUnavailable } from "./Errors.ts"
 import { MemoryApi } from "./MemoryApi.ts"
 import { ModelsApi } from "./Models.ts"
 import { ChatSettingsApi } from "./ChatSettings.ts"
@@ -25,6 +25,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ProfilesApi)
   .add(ChatSettingsApi)
   .addError(ServiceUnavailable)
+  .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")
   .annotate(OpenApi.Description, "Long-term memory service for software agents")
 {}

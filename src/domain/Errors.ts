@@ -79,6 +79,18 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   HttpApiSchema.annotations({ status: 503 })
 ) {}
 
+/**
+ * Something failed that the caller could not have caused (a bug, or the store
+ * refusing a write it should have taken); logged with its cause, answered
+ * with a short message. Used where a failure must stay one request's failure
+ * instead of bringing down the fiber that served it.
+ */
+export class InternalError extends Schema.TaggedError<InternalError>()(
+  "InternalError",
+  fields("internal_error"),
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
 /** The failures any authenticated endpoint can answer with. */
 export const AuthFailures = [Unauthorized, KeyExpired, InvalidApiKey, ServiceUnavailable] as const
 

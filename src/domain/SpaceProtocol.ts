@@ -1,20 +1,23 @@
 /**
  * The Space entity's protocol: every write, recall and edit of a space goes
  * through its entity, the single writer that also owns the space's index.
- * Entity id: `<org_id>/<space_id>`.
+ * There is one entity per space in the whole cluster; its id is
+ * `<org_id>/<space_id>`.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Schema } from "effect"
-import { NotFound, ServiceUnavailable } from "./Errors.ts"
+import { InternalError, NotFound, ServiceUnavailable } from "./Errors.ts"
+import { OrgId, type SpaceRef, SpaceId } from "./Ids.ts"
 import { MemoryItem, MemoryState, MemoryType, Metadata, RetrieveItem, StoredMemory, TagsMatch } from "./Memories.ts"
 
-export const spaceEntityId = (orgId: string, spaceId: string) => `${orgId}/${spaceId}`
-export const parseSpaceEntityId = (entityId: string) => {
+export const spaceEntityId = (space: SpaceRef) => `${space.orgId}/${space.spaceId}`
+export const parseSpaceEntityId = (entityId: string): SpaceRef => {
   const slash = entityId.indexOf("/")
-  return { orgId: entityId.slice(0, slash), spaceId: entityId.slice(slash + 1) }
+  return { orgId: OrgId.make(entityId.slice(0, slash)), spaceId: SpaceId.make(entityId.slice(slash + 1)) }
 }
 
+/** One write as the entity takes it; queued writes are stored in this shape and decoded with it on resume. */
 export const WriteItem = Schema.Struct({
   content: Schema.String,
   documentId: Schema.NullOr(Schema.String),
@@ -71,12 +74,18 @@ export const MemoryEdit = Schema.Struct({
   tags: Schema.optional(Schema.Array(Schema.String)),
   state: Schema.optional(MemoryState)
 })
+export type MemoryEdit = typeof MemoryEdit.Type
+
+/** What any call into a space can fail with: the store is down (503), or the write hit a bug (500, logged). */
+export const SpaceFailure = Schema.Union(ServiceUnavailable, InternalError)
 
 export const SpaceEntity = Entity.make("Space", [
-  Rpc.make("Write", { payload: { items: Schema.Array(WriteItem) }, success: Schema.Array(WriteResult), error: ServiceUnavailable }),
-  Rpc.make("Recall", { payload: Recall, success: RecallResult, error: ServiceUnavailable }),
-  Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, ServiceUnavailable) }),
-  Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: ServiceUnavailable }),
-  Rpc.make("Drain", { success: Schema.Void }),
-  Rpc.make("Reset", { success: Schema.Void })
+  Rpc.make("Write", { payload: { items: Schema.Array(WriteItem) }, success: Schema.Array(WriteResult), error: SpaceFailure }),
+  Rpc.make("Recall", { payload: Recall, success: RecallResult, error: SpaceFailure }),
+  Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, ServiceUnavailable, InternalError) }),
+  Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
+  /** There may be work due (queued writes): the entity checks the store and runs it. Sent by writers and the waker. */
+  Rpc.make("Wake", { success: Schema.Void }),
+  /** The space was deleted: drop the index, so a new space of that id starts empty. */
+  Rpc.make("Reset", { success: Schema.Void, error: SpaceFailure })
 ])

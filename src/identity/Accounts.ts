@@ -10,6 +10,7 @@ import { issueSessionToken, randomBase62 } from "../../services/secrets/Tokens.t
 import { newId } from "./Ids.ts"
 
 export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accounts", {
+  dependencies: [AccountRepo.Default, SessionRepo.Default],
   effect: Effect.gen(function*() {
     const accounts = yield* AccountRepo
     const sessions = yield* SessionRepo

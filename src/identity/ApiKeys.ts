@@ -17,6 +17,7 @@ export const LAST_USED_FLUSH_DELAY = Duration.seconds(30)
 export const revokedMarker = (keyId: string) => `key-revoked:${keyId}`
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("engram/identity/ApiKeys", {
+  dependencies: [ApiKeyRepo.Default],
   scoped: Effect.gen(function*() {
     const repo = yield* ApiKeyRepo
     const cache = yield* Cache

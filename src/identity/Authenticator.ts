@@ -24,6 +24,7 @@ export interface Credentials {
 const BEARER = /^Bearer +(\S+) *$/i
 
 export class Authenticator extends Effect.Service<Authenticator>()("engram/identity/Authenticator", {
+  dependencies: [ApiKeyRepo.Default, SessionRepo.Default, ApiKeys.Default],
   effect: Effect.gen(function*() {
     const keyRepo = yield* ApiKeyRepo
     const sessions = yield* SessionRepo

@@ -35,6 +35,7 @@ interface UserProfileInput {
 }
 
 export class McpTools extends Effect.Service<McpTools>()("engram/mcp/McpTools", {
+  dependencies: [MemoryService.Default, Spaces.Default, Reason.Default, SpaceProfiles.Default, UserProfiles.Default],
   effect: Effect.gen(function*() {
     const memories = yield* MemoryService
     const spaces = yield* Spaces

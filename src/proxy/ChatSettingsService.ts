@@ -10,6 +10,7 @@ import { Spaces } from "../spaces/Spaces.ts"
 export const UNSET: ChatSettingsValues = { memory_limit: null, memory_token_budget: null, auto_record: null, memory: null, chat_model: null }
 
 export class ChatSettingsService extends Effect.Service<ChatSettingsService>()("engram/proxy/ChatSettings", {
+  dependencies: [SettingsRepo.Default, Spaces.Default],
   effect: Effect.gen(function*() {
     const repo = yield* SettingsRepo
     const spaces = yield* Spaces

@@ -41,6 +41,7 @@ const lastUserText = (messages: ReadonlyArray<ChatMessage>) =>
   [...messages].reverse().find((m) => m.role === "user")?.content.trim() ?? ""
 
 export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy/MemoryWrapper", {
+  dependencies: [MemoryService.Default, Spaces.Default, ChatSettingsService.Default],
   effect: Effect.gen(function*() {
     const catalog = yield* Catalog
     const models = yield* LanguageModels

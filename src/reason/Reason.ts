@@ -12,6 +12,7 @@ import type { PrincipalShape } from "../domain/Principal.ts"
 import type { Depth } from "../domain/Reason.ts"
 import type { Space } from "../domain/Spaces.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
+import { OrgId, SpaceId } from "../domain/Ids.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
 import { renderBlock } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
@@ -98,6 +99,7 @@ const add = (a: ModelUsage, b: ModelUsage): ModelUsage => ({
 })
 
 export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
+  dependencies: [Spaces.Default, SpaceProfiles.Default, ReasonSettings.Default],
   effect: Effect.gen(function*() {
     const spaces = yield* Spaces
     const profiles = yield* SpaceProfiles
@@ -116,7 +118,7 @@ export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
         }))
 
     const recall = (orgId: string, spaceId: string, query: string, limit: number, userId: string | null) =>
-      entity(spaceEntityId(orgId, spaceId)).Recall({
+      entity(spaceEntityId({ orgId: OrgId.make(orgId), spaceId: SpaceId.make(spaceId) })).Recall({
         query,
         limit,
         memoryTypes: null,

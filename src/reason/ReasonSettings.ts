@@ -23,6 +23,7 @@ export const resolveModel = (catalog: CatalogShape, name: string) =>
   })
 
 export class ReasonSettings extends Effect.Service<ReasonSettings>()("engram/reason/ReasonSettings", {
+  dependencies: [Spaces.Default, SettingsRepo.Default],
   effect: Effect.gen(function*() {
     const spaces = yield* Spaces
     const settings = yield* SettingsRepo

@@ -12,6 +12,7 @@ import { SettingsRepo } from "../../services/store/SettingsRepo.ts"
 const decodeStored = Schema.decodeUnknown(StoredSpaceProfile)
 
 export class SpaceProfiles extends Effect.Service<SpaceProfiles>()("engram/reason/SpaceProfiles", {
+  dependencies: [Spaces.Default, SettingsRepo.Default],
   effect: Effect.gen(function*() {
     const spaces = yield* Spaces
     const settings = yield* SettingsRepo

@@ -4,15 +4,17 @@
  * user. An unknown user is an empty profile; an unknown space, `space_not_found`.
  */
 import { Effect, Option } from "effect"
+import { profileMemory } from "../domain/MemoryViews.ts"
 import { SpaceNotFound, ValidationError } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { AskRequest, AskResponse, UserProfile, UserProfileQuery } from "../domain/Profiles.ts"
-import { renderBlock } from "../space/MemoryService.ts"
+import { renderBlock, spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { UserMemoryRepo } from "../../services/store/UserMemoryRepo.ts"
 import { Reason } from "./Reason.ts"
 
 export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/UserProfiles", {
+  dependencies: [Spaces.Default, UserMemoryRepo.Default, Reason.Default],
   effect: Effect.gen(function*() {
     const spaces = yield* Spaces
     const repo = yield* UserMemoryRepo
@@ -36,8 +38,10 @@ export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/
       }
       yield* space(principal, spaceId)
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, user_id: userId })
-      const span = yield* repo.span(principal.orgId, spaceId, userId)
-      const page = yield* repo.page(principal.orgId, spaceId, userId, query.memory_type ?? "collapsed", query)
+      const ref = spaceRef(principal, spaceId)
+      const span = yield* repo.span(ref, userId)
+      const found = yield* repo.page(ref, userId, query.memory_type ?? "collapsed", query)
+      const page = { total: found.total, items: found.items.map(profileMemory) }
       const base = {
         space_id: spaceId,
         user_id: userId,

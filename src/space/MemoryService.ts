@@ -8,11 +8,13 @@ import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { BatchRequest, MemoryListQuery, PatchMemoryRequest, RecordItem, RetrieveRequest } from "../domain/Memories.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
+import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
+import { listItem } from "../domain/MemoryViews.ts"
 import { type Exclusion, SpaceEntity, spaceEntityId, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
-import { MemoryRepo, toMemoryItem } from "../../services/store/MemoryRepo.ts"
+import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { capExclusions, Receipts } from "./Receipts.ts"
 
@@ -41,7 +43,17 @@ export const renderBlock = <T extends { readonly memory_id: string; readonly con
 const clusterDown = (error: { _tag: string }) =>
   new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
 
+/** What the cluster client itself can fail with (mailbox full, storage down), as a 503. */
+const reachable = { MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }
+
+/** The caller's organization and a validated space id: where the space lives. */
+export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
+  orgId: OrgId.make(principal.orgId),
+  spaceId: SpaceId.make(spaceId)
+})
+
 export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
+  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default],
   effect: Effect.gen(function*() {
     const spaces = yield* Spaces
     const memories = yield* MemoryRepo
@@ -49,7 +61,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const receipts = yield* Receipts
     const entity = yield* SpaceEntity.client
 
-    const space = (principal: PrincipalShape, spaceId: string) => entity(spaceEntityId(principal.orgId, spaceId))
+    const space = (principal: PrincipalShape, spaceId: string) => entity(spaceEntityId(spaceRef(principal, spaceId)))
 
     /** An existing space of the caller's organization (403 if another holds the id, else 404). */
     const existing = spaces.get
@@ -72,11 +84,10 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       yield* forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
       const jobId = `job_${randomBase62(20)}`
-      yield* jobs.create(principal.orgId, spaceId, jobId, items.map((item) => toWriteItem(principal, item, now)), new Date(now))
-      // The job is durable already; waking the space must not hold the acknowledgement back.
-      yield* space(principal, spaceId).Drain().pipe(
-        Effect.catchAll((e) => Effect.logWarning("drain signal not delivered; the job runs at the next wake-up", e)),
-        Effect.forkDaemon
+      yield* jobs.create(spaceRef(principal, spaceId), jobId, items.map((item) => toWriteItem(principal, item, now)), new Date(now))
+      // The job is durable already; waking the space must not hold the acknowledgement back (the waker catches a lost one).
+      yield* space(principal, spaceId).Wake(undefined, { discard: true }).pipe(
+        Effect.catchAll((e) => Effect.logWarning("wake not delivered; the job runs at the waker's next round", e))
       )
       return { job_id: jobId, space_id: spaceId, status: "queued" as const, items: items.length }
     })
@@ -85,7 +96,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       yield* forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
       const [result] = yield* space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(
-        Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown })
+        Effect.catchTags(reachable)
       )
       const output = result!.memories.reduce((n, m) => n + estimateTokens(m.content), 0)
       return {
@@ -115,7 +126,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         queryTime: request.query_timestamp ?? null,
         mode: request.mode ?? "accurate",
         full
-      }).pipe(Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }))
+      }).pipe(Effect.catchTags(reachable))
 
       let results = recalled.results
       const excluded = [...recalled.excluded]
@@ -155,7 +166,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
 
       job: (principal: PrincipalShape, spaceId: string, jobId: string) =>
         existing(principal, spaceId).pipe(
-          Effect.zipRight(jobs.get(principal.orgId, spaceId, jobId)),
+          Effect.zipRight(jobs.get(OrgId.make(principal.orgId), spaceId, jobId)),
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
             onSome: Effect.succeed
@@ -165,7 +176,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       cancel: (principal: PrincipalShape, spaceId: string, jobId: string) =>
         existing(principal, spaceId).pipe(
           Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((now) => jobs.cancel(principal.orgId, spaceId, jobId, new Date(now))),
+          Effect.flatMap((now) => jobs.cancel(OrgId.make(principal.orgId), spaceId, jobId, new Date(now))),
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
             onSome: Effect.succeed
@@ -174,27 +185,27 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
 
       list: (principal: PrincipalShape, spaceId: string, query: MemoryListQuery) =>
         existing(principal, spaceId).pipe(
-          Effect.zipRight(memories.list(principal.orgId, spaceId, query)),
-          Effect.map(({ items, total }) => ({ items: items.map(toMemoryItem), total, limit: query.limit, offset: query.offset }))
+          Effect.zipRight(memories.list(spaceRef(principal, spaceId), query)),
+          Effect.map(({ items, total }) => ({ items: items.map(listItem), total, limit: query.limit, offset: query.offset }))
         ),
 
       patch: (principal: PrincipalShape, spaceId: string, memoryId: string, patch: PatchMemoryRequest) =>
         existing(principal, spaceId).pipe(
           Effect.zipRight(space(principal, spaceId).Edit({ memoryId, ...patch })),
-          Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown })
+          Effect.catchTags(reachable)
         ),
 
       forget: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
         existing(principal, spaceId).pipe(
           Effect.zipRight(space(principal, spaceId).Forget({ memoryId })),
-          Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }),
+          Effect.catchTags(reachable),
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(new NotFound({ message: `memory ${memoryId} not found` })))
         ),
 
       history: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
         Effect.gen(function*() {
           yield* existing(principal, spaceId)
-          if (Option.isNone(yield* memories.find(principal.orgId, spaceId, memoryId))) {
+          if (Option.isNone(yield* memories.find(spaceRef(principal, spaceId), memoryId))) {
             return yield* new NotFound({ message: `memory ${memoryId} not found` })
           }
           const entries = yield* memories.history(memoryId)

@@ -5,7 +5,7 @@
  */
 import type { Recall, Exclusion } from "../domain/SpaceProtocol.ts"
 import type { TagsMatch } from "../domain/Memories.ts"
-import type { MemoryRow } from "../../services/store/MemoryRepo.ts"
+import type { Memory } from "../domain/Memory.ts"
 
 // Plain loops, no per-call sets or closures: a recall checks every candidate memory, and a memory has a few tags.
 const holdsAny = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArray<string>) => {
@@ -41,33 +41,25 @@ export const tagsAdmit = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArr
 /** Strict scope: a scoped recall sees only memories written under the same scope; an unscoped one sees all. */
 const scopeAdmits = (value: string | null, wanted: string | null) => wanted === null || value === wanted
 
-const timeOf = (date: Date) => (date instanceof Date ? date.getTime() : new Date(date).getTime())
-
 /**
  * The recall's filters beyond the state (scope, tags, type, as_of), or
  * undefined when it sets none and so admits every active memory: the index
  * then skips the per-memory check.
  */
-export const narrowing = (recall: Recall): ((row: MemoryRow) => boolean) | undefined => {
+export const narrowing = (recall: Recall): ((memory: Memory) => boolean) | undefined => {
   const asOf = recall.asOf === null ? null : Date.parse(recall.asOf)
   const types = recall.memoryTypes === null || recall.memoryTypes.length === 0 ? null : new Set(recall.memoryTypes)
   const tagged = recall.tags !== null && recall.tags.length > 0
   if (types === null && recall.userId === null && recall.agentId === null && recall.sessionId === null && !tagged && asOf === null) {
     return undefined
   }
-  return (row: MemoryRow) =>
-    (types === null || types.has(row.type)) &&
-    scopeAdmits(row.user_id, recall.userId) &&
-    scopeAdmits(row.agent_id, recall.agentId) &&
-    scopeAdmits(row.session_id, recall.sessionId) &&
-    tagsAdmit(row.tags, recall.tags, recall.tagsMatch) &&
-    (asOf === null || timeOf(row.created_at) <= asOf)
-}
-
-/** Whether a recall may see a memory: active, and through the recall's filters. */
-export const eligibility = (recall: Recall) => {
-  const narrow = narrowing(recall)
-  return (row: MemoryRow) => row.state === "active" && (narrow === undefined || narrow(row))
+  return (memory: Memory) =>
+    (types === null || types.has(memory.type)) &&
+    scopeAdmits(memory.userId, recall.userId) &&
+    scopeAdmits(memory.agentId, recall.agentId) &&
+    scopeAdmits(memory.sessionId, recall.sessionId) &&
+    tagsAdmit(memory.tags, recall.tags, recall.tagsMatch) &&
+    (asOf === null || memory.createdAt.getTime() <= asOf)
 }
 
 export interface Scored {
@@ -77,7 +69,7 @@ export interface Scored {
 
 export const select = (
   ranked: ReadonlyArray<Scored>,
-  rows: ReadonlyMap<string, MemoryRow>,
+  memories: ReadonlyMap<string, Memory>,
   recall: Recall
 ): { included: ReadonlyArray<Scored>; excluded: ReadonlyArray<Exclusion> } => {
   const excluded: Array<Exclusion> = []
@@ -85,12 +77,12 @@ export const select = (
   if (recall.preferObservations) {
     const coveredBy = new Map<string, string>()
     for (const hit of ranked) {
-      const row = rows.get(hit.id)
-      if (row && row.type !== "fact") for (const source of row.source_ids) coveredBy.set(source, hit.id)
+      const memory = memories.get(hit.id)
+      if (memory && memory.type !== "fact") for (const source of memory.sourceIds) coveredBy.set(source, hit.id)
     }
     kept = kept.filter((hit) => {
       const note = coveredBy.get(hit.id)
-      if (note === undefined || rows.get(hit.id)?.type !== "fact") return true
+      if (note === undefined || memories.get(hit.id)?.type !== "fact") return true
       excluded.push({ memory_id: hit.id, reason: "dedup", detail: `covered by ${note}` })
       return false
     })

@@ -1,59 +1,68 @@
 /**
  * The in-memory side of one space: its memories by id and their search index.
- * A cache of PostgreSQL, rebuilt whenever the entity is activated.
+ * A cache of PostgreSQL, rebuilt whenever the entity is activated; only the
+ * space's writer changes it, and only after the store has committed.
  */
+import type { MemoryId } from "../domain/Ids.ts"
+import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import { HybridIndex, type IndexDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
-import { bytesToVector, type MemoryRow } from "../../services/store/MemoryRepo.ts"
+import { bytesToVector } from "../../services/store/MemoryRows.ts"
 import { narrowing } from "./Selection.ts"
 
 /** Memories written under one session, or at one event time, are neighbours. */
-export const groupKeyOf = (row: MemoryRow) =>
-  row.session_id !== null ? `s:${row.session_id}` : `t:${new Date(row.event_time).toISOString()}`
+export const groupKeyOf = (memory: IndexedMemory) =>
+  memory.sessionId !== null ? `s:${memory.sessionId}` : `t:${memory.eventTime.toISOString()}`
 
-/** An indexed memory keeps its row, so a recall's filters read it without a lookup by id. */
+/** An indexed memory keeps its record, so a recall's filters read it without a lookup by id. */
 interface MemoryDoc extends IndexDoc {
-  readonly row: MemoryRow
+  readonly memory: IndexedMemory
 }
 
 export class SpaceState {
-  readonly rows = new Map<string, MemoryRow>()
+  readonly memories = new Map<string, IndexedMemory>()
   readonly index: HybridIndex<MemoryDoc>
-  private nextPosition = 0
+  private next = 0
 
   constructor(readonly embedderId: string, wordVectors?: WordVectors) {
     this.index = new HybridIndex<MemoryDoc>(wordVectors)
   }
 
   get size() {
-    return this.rows.size
+    return this.memories.size
   }
 
-  position() {
-    return this.nextPosition++
+  /** The position the next stored memory takes (order of writing within the space). */
+  get nextPosition() {
+    return this.next
   }
 
-  toDoc(row: MemoryRow): MemoryDoc {
-    const date = new Date(row.event_time)
+  get(id: string): IndexedMemory | undefined {
+    return this.memories.get(id)
+  }
+
+  toDoc(memory: IndexedMemory): MemoryDoc {
     return {
-      id: row.id,
-      text: row.text,
-      keywordExtra: [row.source_text !== row.text ? row.source_text : "", row.context, date.toUTCString().slice(5, 16)]
-        .filter((s) => s !== "")
-        .join(" "),
-      vector: row.embedding !== null && row.embedder === this.embedderId ? bytesToVector(row.embedding) : undefined,
-      entities: row.entities.map((e) => e.name),
-      eventTime: (row.occurred_start ?? row.event_time) === null ? null : new Date(row.occurred_start ?? row.event_time).getTime(),
-      groupKey: groupKeyOf(row),
-      position: row.position,
+      id: memory.id,
+      text: memory.text,
+      keywordExtra: [
+        memory.sourceText !== memory.text ? memory.sourceText : "",
+        memory.context,
+        memory.eventTime.toUTCString().slice(5, 16)
+      ].filter((s) => s !== "").join(" "),
+      vector: memory.embedding !== null && memory.embedder === this.embedderId ? bytesToVector(memory.embedding) : undefined,
+      entities: memory.entities.map((e) => e.name),
+      eventTime: (memory.occurredStart ?? memory.eventTime).getTime(),
+      groupKey: groupKeyOf(memory),
+      position: memory.position,
       // Retired memories keep counting in the keyword statistics, as they always have, but no recall sees them.
-      active: row.state === "active",
-      row
+      active: memory.state === "active",
+      memory
     }
   }
 
-  /** The memories a recall may see (`eligibility`: the index keeps retired ones out), ranked. */
+  /** The memories a recall may see (the index keeps retired ones out), ranked. */
   rank(recall: Recall, vector: Float32Array | undefined, mode: "fast" | "accurate", limit: number): ReadonlyArray<RankedHit> {
     const narrow = narrowing(recall)
     return this.index.search({
@@ -62,18 +71,28 @@ export class SpaceState {
       referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
       mode,
       limit,
-      eligible: narrow === undefined ? undefined : (_id, doc) => narrow(doc.row)
+      eligible: narrow === undefined ? undefined : (_id, doc) => narrow(doc.memory)
     })
   }
 
-  put(row: MemoryRow) {
-    this.rows.set(row.id, row)
-    this.index.upsert(this.toDoc(row))
-    if (row.position >= this.nextPosition) this.nextPosition = row.position + 1
+  put(memory: IndexedMemory) {
+    this.memories.set(memory.id, memory)
+    this.index.upsert(this.toDoc(memory))
+    if (memory.position >= this.next) this.next = memory.position + 1
   }
 
   remove(id: string) {
-    this.rows.delete(id)
+    this.memories.delete(id)
     this.index.remove(id)
+  }
+
+  /** What a committed write changed: the memories it replaced go, the ones it stored come in. */
+  apply(stored: { readonly memories: ReadonlyArray<IndexedMemory>; readonly replaced: ReadonlyArray<MemoryId> }) {
+    for (const id of stored.replaced) this.remove(id)
+    for (const memory of stored.memories) this.put(memory)
+  }
+
+  clear() {
+    for (const id of [...this.memories.keys()]) this.remove(id)
   }
 }

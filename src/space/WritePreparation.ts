@@ -1,8 +1,8 @@
 /**
- * Everything of a write that happens before its transaction: extraction,
- * embedding, and the document and memory rows they become. A queued group
- * is extracted item by item and embedded in one call; an item that fails
- * fails alone.
+ * Everything of a write that happens before its transaction, outside the
+ * space's writer: extraction, embedding, and the document and memory records
+ * they become. A queued group is extracted item by item and embedded in one
+ * call; an item that fails fails alone.
  */
 import { Effect, Either } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
@@ -11,23 +11,28 @@ import type { ExtractedMemory, ExtractorShape } from "../ingestion/Extractor.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
-import type { DocumentWrites, NewMemory } from "../../services/store/MemoryRepo.ts"
+import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
 
 /** PGlite and extraction both hold the event loop: between items, pending I/O (other requests) gets a turn. */
 export const yieldToIo = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
 })
 
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
 export const unavailable = (message: string) => (cause: unknown) =>
-  new ServiceUnavailable({ message: `${message}: ${String((cause as Error)?.message ?? cause)}` })
+  new ServiceUnavailable({ message: `${message}: ${describe(cause)}` })
+
+/** A prepared queued item: its document and memories, or why it cannot be stored. */
+export type PreparedItem = Either.Either<DocumentWrites, string>
 
 export const makePreparation = (deps: {
   readonly extractor: ExtractorShape
   readonly embedder: EmbedderShape
-  /** The space's next memory position (order of writing). */
-  readonly position: () => number
+  /** One extraction at a time per space, each followed by a turn for pending I/O, so recall is never stuck behind a burst of writes. */
+  readonly extracting: Effect.Semaphore
 }) => {
-  const { embedder, extractor } = deps
+  const { embedder, extracting, extractor } = deps
 
   const extract = (item: WriteItem) =>
     extractor.extract({
@@ -35,25 +40,36 @@ export const makePreparation = (deps: {
       eventTime: new Date(item.eventTime),
       speaker: item.userId ?? undefined,
       fromAgent: item.agentId !== null && item.userId === null
-    }).pipe(Effect.mapError(unavailable("extraction failed")))
+    }).pipe(
+      Effect.mapError(unavailable("extraction failed")),
+      Effect.zipLeft(yieldToIo),
+      extracting.withPermits(1)
+    )
 
   const embed = (texts: ReadonlyArray<string>) =>
     texts.length === 0
       ? Effect.succeed<ReadonlyArray<Float32Array>>([])
       : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
 
+  /** One text's vector, for an edit. */
+  const embedOne = (text: string) =>
+    Effect.map(embed([text]), (vectors) => {
+      const vector = vectors[0]
+      return vector === undefined ? null : { vector, embedder: embedder.id }
+    })
+
   /** A write's document and memories, from its extracted facts and their vectors (same order). */
-  const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>) => {
+  const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>): DocumentWrites => {
     const eventTime = new Date(item.eventTime)
     const documentId = item.documentId ?? `doc_${randomBase62(16)}`
     const memories: Array<NewMemory> = facts.map((fact, i) => ({
-      id: `mem_${randomBase62(20)}`,
+      id: newMemoryId(randomBase62(20)),
       text: fact.text,
       sourceText: fact.sourceText,
       context: item.context,
       type: fact.type,
       entities: fact.entities,
-      metadata: item.metadata as Record<string, unknown>,
+      metadata: item.metadata,
       tags: item.tags,
       userId: item.userId,
       agentId: item.agentId,
@@ -62,7 +78,6 @@ export const makePreparation = (deps: {
       eventTime,
       occurredStart: fact.occurredStart,
       occurredEnd: fact.occurredEnd,
-      position: deps.position(),
       embedding: vectors[i] ?? null,
       embedder: vectors[i] ? embedder.id : null
     }))
@@ -77,7 +92,7 @@ export const makePreparation = (deps: {
     }
   }
 
-  /** Extraction and embedding: everything of a write that happens before the transaction. */
+  /** Extraction and embedding of one write. */
   const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
     const facts = yield* extract(item)
     const vectors = yield* embed(facts.map((f) => f.text))
@@ -86,34 +101,45 @@ export const makePreparation = (deps: {
 
   /**
    * Prepares a group of queued items: extraction one by one, embedding in
-   * one call (one by one only if that fails). An item that fails fails alone.
+   * one call (one by one only if that fails). An item that fails fails
+   * alone; a payload that could not be read fails its item.
    */
   const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
-    const requests = items.map((item) => item.request as WriteItem)
-    const extracted: Array<Either.Either<ReadonlyArray<ExtractedMemory>, ServiceUnavailable>> = []
-    for (const request of requests) {
-      extracted.push(yield* Effect.either(extract(request)))
-      // PGlite and extraction both hold the event loop: give pending I/O (other requests) a turn between items.
-      yield* yieldToIo
-    }
-    const texts = extracted.flatMap((facts) => Either.isRight(facts) ? facts.right.map((f) => f.text) : [])
-    const together = yield* Effect.either(embed(texts))
-    let offset = 0
-    const prepared: Array<Either.Either<DocumentWrites, ServiceUnavailable>> = []
-    for (const [i, facts] of extracted.entries()) {
-      if (Either.isLeft(facts)) {
-        prepared.push(Either.left(facts.left))
+    const extracted: Array<Either.Either<{ write: WriteItem; facts: ReadonlyArray<ExtractedMemory> }, string>> = []
+    for (const item of items) {
+      if (Either.isLeft(item.write)) {
+        extracted.push(Either.left(item.write.left))
         continue
       }
-      const own = facts.right.map((f) => f.text)
+      const write = item.write.right
+      const facts = yield* Effect.either(extract(write))
+      extracted.push(Either.match(facts, {
+        onLeft: (error) => Either.left(error.message),
+        onRight: (facts) => Either.right({ write, facts })
+      }))
+    }
+    const texts = extracted.flatMap((e) => Either.isRight(e) ? e.right.facts.map((f) => f.text) : [])
+    const together = yield* Effect.either(embed(texts))
+    let offset = 0
+    const prepared: Array<PreparedItem> = []
+    for (const entry of extracted) {
+      if (Either.isLeft(entry)) {
+        prepared.push(Either.left(entry.left))
+        continue
+      }
+      const { facts, write } = entry.right
+      const own = facts.map((f) => f.text)
       const vectors = Either.isRight(together)
         ? Either.right(together.right.slice(offset, offset + own.length))
         : yield* Effect.either(embed(own))
       offset += own.length
-      prepared.push(Either.map(vectors, (vectors) => toWrite(requests[i]!, facts.right, vectors)))
+      prepared.push(Either.match(vectors, {
+        onLeft: (error) => Either.left(error.message),
+        onRight: (vectors) => Either.right(toWrite(write, facts, vectors))
+      }))
     }
     return prepared
   })
 
-  return { prepare, prepareGroup }
+  return { prepare, prepareGroup, embedOne }
 }

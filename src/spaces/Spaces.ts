@@ -10,8 +10,10 @@ import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { newId } from "../identity/Ids.ts"
+import { OrgId, SpaceId as SpaceIdBrand } from "../domain/Ids.ts"
 
 export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
+  dependencies: [SpaceRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* SpaceRepo
     const entity = yield* SpaceEntity.client
@@ -62,7 +64,7 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       const deleted = yield* repo.delete(principal.orgId, spaceId)
       if (!deleted) return yield* missing(principal.orgId, spaceId)
       // The entity's index is a cache of what was just deleted: drop it, so a new space of that id starts empty.
-      yield* entity(spaceEntityId(principal.orgId, spaceId)).Reset().pipe(
+      yield* entity(spaceEntityId({ orgId: OrgId.make(principal.orgId), spaceId: SpaceIdBrand.make(spaceId) })).Reset().pipe(
         Effect.catchAll((error) => Effect.logWarning("space index not reset", error))
       )
     })

@@ -1,28 +1,26 @@
 /** Expiry on the virtual clock: the node is built inside each test so its handlers read the TestClock. */
 import type { HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, TestClock } from "effect"
+import { Clock, Effect, Layer, TestClock } from "effect"
 import { call, createKey, signup } from "../support/Http.ts"
 import { type Profile, profiles } from "../support/Profiles.ts"
-import { TestCluster, TestNodeServices } from "../support/TestNode.ts"
+import { NodeEntities, NodeServices, settings } from "../support/TestNode.ts"
 
 const START = Date.parse("2026-03-01T12:00:00.000Z")
 const HOUR = 3_600_000
 
 /**
- * Runs `body` against a node built at START on the virtual clock. The cluster
- * runs on the live clock (its timers would never fire on the TestClock).
+ * Runs `body` against a node built at START on the virtual clock. The
+ * infrastructure and the entities run on the live clock (the cluster's
+ * timers would never fire on the TestClock); the HTTP services on the virtual one.
  */
 const atStart = <A, E>(profile: Profile, body: Effect.Effect<A, E, HttpClient.HttpClient>) =>
   Effect.gen(function*() {
-    const infrastructure = yield* Layer.build(profile.infrastructure)
-    const cluster = yield* Layer.build(TestCluster.pipe(Layer.provide(Layer.succeedContext(infrastructure)))).pipe(
-      Effect.withClock(Clock.make())
-    )
+    const running = yield* Layer.build(
+      NodeEntities.pipe(Layer.provideMerge(profile.infrastructure()), Layer.provideMerge(settings()))
+    ).pipe(Effect.withClock(Clock.make()))
     yield* TestClock.setTime(START)
-    const node = yield* Layer.build(
-      TestNodeServices.pipe(Layer.provide(Layer.succeedContext(Context.merge(infrastructure, cluster))))
-    )
+    const node = yield* Layer.build(NodeServices.pipe(Layer.provide(Layer.succeedContext(running))))
     return yield* Effect.provide(body, node)
   })
 

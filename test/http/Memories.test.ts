@@ -57,6 +57,26 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect(item.date).toBe("2023-05-08T13:56:00.000Z")
     }))
 
+  it.effect("the record answer, the list and retrieve report the same event times for a memory", () =>
+    Effect.gen(function*() {
+      const { key, spaceId } = yield* setup
+      const reply = yield* record(key, { space_id: spaceId, content: "Odile planted tulips along the canal.", timestamp: "2024-03-02T09:30:00Z" })
+      expect(reply.status).toBe(200)
+      const stored = reply.body.memories[0]
+      expect(stored).toMatchObject({ occurred_start: "2024-03-02T09:30:00.000Z", occurred_end: "2024-03-02T09:30:00.000Z" })
+      const listed = (yield* call("GET", `/v1/spaces/${spaceId}/memories`, { token: key })).body.items
+        .find((m: any) => m.id === stored.memory_id)
+      const found = (yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "tulips canal" } })).body.results
+        .find((r: any) => r.memory_id === stored.memory_id)
+      for (const view of [listed, found]) {
+        expect({ occurred_start: view.occurred_start, occurred_end: view.occurred_end, created_at: view.created_at }).toEqual({
+          occurred_start: stored.occurred_start,
+          occurred_end: stored.occurred_end,
+          created_at: stored.created_at
+        })
+      }
+    }))
+
   it.effect("content with no information is stored as nothing", () =>
     Effect.gen(function*() {
       const { key, spaceId } = yield* setup

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Duration, Effect, Metric } from "effect"
-import { spacesActive } from "../../src/space/SpaceEntityLive.ts"
+import { spacesActive } from "../../src/space/SpaceEntity.ts"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 

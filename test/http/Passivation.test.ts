@@ -5,7 +5,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Duration, Effect, Metric } from "effect"
-import { spaceActivations, spacesActive } from "../../src/space/SpaceEntityLive.ts"
+import { spaceActivations, spacesActive } from "../../src/space/SpaceEntity.ts"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 

@@ -522,4 +522,4 @@ eachProfile("proxy with the official clients", (it) => {
       expect(reply.body.data.filter((m: any) => m.default)).toHaveLength(1)
       expect((yield* call("GET", "/v1/models")).status).toBe(401)
     }))
-}, undefined, upstreamCatalog(upstream))
+}, undefined, { catalog: upstreamCatalog(upstream) })

@@ -7,15 +7,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { call, createKey, signup } from "../support/Http.ts"
 import { profiles } from "../support/Profiles.ts"
-import { TestNode } from "../support/TestNode.ts"
+import { NodeEntities, NodeServices, settings } from "../support/TestNode.ts"
 
 for (const profile of profiles) {
   describe(`revocation across nodes [${profile.name}]`, () => {
     it.live("a revoked key is rejected at once by a node that had it cached", () =>
       Effect.gen(function*() {
-        const shared = yield* Layer.build(profile.infrastructure)
-        const nodeA = yield* Layer.build(TestNode.pipe(Layer.provide(Layer.succeedContext(shared))))
-        const nodeB = yield* Layer.build(TestNode.pipe(Layer.provide(Layer.succeedContext(shared))))
+        const shared = yield* Layer.build(NodeEntities.pipe(Layer.provideMerge(profile.infrastructure()), Layer.provideMerge(settings())))
+        const nodeA = yield* Layer.build(NodeServices.pipe(Layer.provide(Layer.succeedContext(shared))))
+        const nodeB = yield* Layer.build(NodeServices.pipe(Layer.provide(Layer.succeedContext(shared))))
         const onA = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient>) =>
           Effect.provideService(effect, HttpClient.HttpClient, Context.get(nodeA, HttpClient.HttpClient))
         const onB = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient>) =>

@@ -8,14 +8,16 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { ExtractionError, Extractor } from "../../src/ingestion/Extractor.ts"
 import { call, createKey, signup } from "../support/Http.ts"
-import { type Profile, profiles } from "../support/Profiles.ts"
+import { Models } from "../../layers/Models.ts"
+import { profiles } from "../support/Profiles.ts"
 import { testNode } from "../support/TestNode.ts"
 
 const FAIL = "[fail]"
 const STALL = "[stall]"
 let stalled = 0
 
-const marked = (infrastructure: Profile["infrastructure"]) => Layer.effect(
+/** The configured models, with the extractor marked. */
+const markedModels = Layer.effect(
   Extractor,
   Effect.map(Extractor, (local) => ({
     ...local,
@@ -27,7 +29,7 @@ const marked = (infrastructure: Profile["infrastructure"]) => Layer.effect(
       return local.extract(input)
     }
   }))
-).pipe(Layer.provideMerge(infrastructure))
+).pipe(Layer.provideMerge(Models))
 
 const setup = Effect.gen(function*() {
   const owner = yield* signup()
@@ -59,7 +61,7 @@ const texts = (key: string, spaceId: string, query = "") =>
   )
 
 for (const profile of profiles) {
-  layer(testNode(marked(profile.infrastructure)), { excludeTestServices: true, timeout: Duration.minutes(2) })(
+  layer(testNode(profile.infrastructure(markedModels)), { excludeTestServices: true, timeout: Duration.minutes(2) })(
     `queued items stored in groups [${profile.name}]`,
     (it) => {
       it.effect("of two items of one document in a batch, the later one wins, over what the document held before", () =>

@@ -82,21 +82,21 @@ const fakeModel = (id: string, upstream: string, port: number, aliases: Readonly
   timeout_seconds: 5
 })
 
-/** The fake server, and a catalog serving its three models beside the local engine (it replaces the profile's). */
-const fakeModels = Layer.unwrapScoped(Effect.gen(function*() {
-  const fake = yield* start
-  const catalog = Catalogs.layerStatic({
+/** The fake server. */
+const fakeServer = Layer.scoped(FakeModel, start)
+
+/** A catalog serving the fake server's three models beside the local engine (it replaces the profile's). */
+const fakeCatalog = Layer.unwrapEffect(Effect.map(FakeModel, (fake) =>
+  Catalogs.layerStatic({
     models: [
       fakeModel("acme/echo-large-2", "echo", fake.port, ["balanced"]),
       fakeModel("acme/busy-1", "busy", fake.port),
       fakeModel("acme/down-1", "down", fake.port)
     ]
-  })
-  return Layer.merge(catalog, Layer.succeed(FakeModel, fake))
-}))
+  })))
 
 /** `eachProfile`, on nodes that serve the fake models. */
 export const eachProfileWithFakeModel = (
   title: string,
   body: (it: Vitest.MethodsNonLive<HttpClient.HttpClient | HttpServer.HttpServer | Infrastructure | FakeModel, true>) => void
-) => eachProfile<FakeModel>(title, body, undefined, fakeModels)
+) => eachProfile<FakeModel>(title, body, undefined, { catalog: fakeCatalog.pipe(Layer.provide(fakeServer)), extra: fakeServer })

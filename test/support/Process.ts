@@ -11,7 +11,9 @@ const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
 /** Env without the profile variables of the test run, plus `env`. */
 const environment = (env: Record<string, string>) => {
   const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "REDIS_URL", "PORT", "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL"]) delete base[name]
+  for (const name of ["DATABASE_URL", "REDIS_URL", "PORT", "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL", "RUNNER_HOST", "RUNNER_PORT"]) {
+    delete base[name]
+  }
   // Share the word vectors compacted by the global setup instead of compacting them per data dir.
   const models = process.env.ENGRAM_TEST_MODELS_DIR ? { MODELS_DIR: process.env.ENGRAM_TEST_MODELS_DIR } : {}
   return { ...base, ...models, ...env }
@@ -51,9 +53,9 @@ export interface Running {
   readonly stop: () => Promise<number | null>
 }
 
-/** Starts `engram serve` and waits until /health answers. */
-export const startServer = async (env: Record<string, string>): Promise<Running> => {
-  const port = await freePort()
+/** Starts `engram serve` (on `port`, or a free one) and waits until /health answers. */
+export const startServer = async (env: Record<string, string>, options: { readonly port?: number } = {}): Promise<Running> => {
+  const port = options.port ?? await freePort()
   const child = spawn(process.execPath, [BIN, "serve"], {
     env: environment({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
     stdio: ["ignore", "pipe", "pipe"]

@@ -1,66 +1,68 @@
 /**
- * The store/cache combinations every HTTP suite runs against: always the
- * embedded profile (PGlite cloned from the run's migrated template, in-process
- * cache); also the server profile (PostgreSQL + Redis) when DATABASE_URL and
- * REDIS_URL are set. Without them the server profile is reported as skipped.
+ * The profiles every HTTP suite runs against, built from the real profile
+ * files in `layers/`: always the embedded profile (PGlite, cloned from the
+ * run's migrated template, one runner); also the server profile (PostgreSQL,
+ * Redis, a socket runner) when DATABASE_URL and REDIS_URL are set, each node
+ * on a fresh database copied from the run's migrated template database.
+ * Without them the server profile is reported as skipped.
  */
-import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { readFileSync } from "node:fs"
-import { Cache, layerMemory } from "../../services/cache/Cache.ts"
-import { layerRedis } from "../../services/cache/RedisCache.ts"
-import { type Embedder, layerLocal } from "../../services/embedder/Embedder.ts"
-import { layerPglite, layerPostgres } from "../../services/store/Database.ts"
-import * as Extraction from "../../src/ingestion/Extractor.ts"
-import type { Extractor } from "../../src/ingestion/Extractor.ts"
-import * as Migrations from "../../services/store/Migrations.ts"
-import * as Catalogs from "../../services/llm/Catalog.ts"
-import type { Catalog } from "../../services/llm/Catalog.ts"
+import * as Embedded from "../../layers/Embedded.ts"
+import { Models, type ModelServices } from "../../layers/Models.ts"
+import * as Server from "../../layers/Server.ts"
+import { AppConfig } from "../../src/config/AppConfig.ts"
+import type { Cache } from "../../services/cache/Cache.ts"
+import { adminUrl, copyTemplate, templateDatabase } from "./Databases.ts"
+import { freePort } from "./Process.ts"
 
-export type Infrastructure = SqlClient.SqlClient | Cache | Embedder | Extractor | Catalog
-
-/** The offline models, compacted once per machine by the global setup. */
-const Models = Layer.mergeAll(
-  layerLocal({ cacheDir: process.env.ENGRAM_TEST_MODELS_DIR! }),
-  Extraction.layerLocal,
-  Catalogs.layerStatic(undefined)
-)
+export type Infrastructure = Layer.Layer.Success<typeof Embedded.Infrastructure>
 
 export interface Profile {
   readonly name: string
-  readonly infrastructure: Layer.Layer<Infrastructure, unknown>
+  /** The profile's infrastructure (store, cache, cluster, models), on the given models; it reads the node's AppConfig. */
+  readonly infrastructure: (models?: Layer.Layer<ModelServices, unknown, AppConfig | Cache>) => Layer.Layer<Infrastructure, unknown, AppConfig>
 }
 
 const templateBlob = () => new Blob([readFileSync(process.env.ENGRAM_TEST_TEMPLATE!)])
 
 export const embedded: Profile = {
   name: "embedded (PGlite + in-process cache)",
-  infrastructure: Layer.unwrapEffect(Effect.sync(() =>
-    Layer.mergeAll(
-      Migrations.layer.pipe(Layer.provideMerge(layerPglite({ dataDir: "memory://", loadDataDir: templateBlob() }))),
-      layerMemory,
-      Models
-    )
-  ))
+  infrastructure: (models) =>
+    Layer.unwrapEffect(Effect.sync(() => {
+      const store = Embedded.pglite({ dataDir: "memory://", loadDataDir: templateBlob() })
+      return models === undefined ? Embedded.profile(store, Models) : Embedded.profile(store, models)
+    }))
 }
 
-const databaseUrl = process.env.ENGRAM_TEST_DATABASE_URL
 const redisUrl = process.env.REDIS_URL
 
-export const server: Profile | undefined = databaseUrl && redisUrl
+/** A database of its own for one node; dropped with the node. */
+const freshDatabase = Effect.acquireRelease(Effect.promise(copyTemplate), (database) => Effect.promise(database.drop))
+
+export const server: Profile | undefined = templateDatabase && adminUrl && redisUrl
   ? {
     name: "server (PostgreSQL + Redis)",
-    infrastructure: Layer.mergeAll(
-      Migrations.layer.pipe(Layer.provideMerge(layerPostgres(Redacted.make(databaseUrl), 4))),
-      layerRedis(Redacted.make(redisUrl)),
-      Models
-    )
+    infrastructure: (models) =>
+      Layer.unwrapScoped(Effect.gen(function*() {
+        const config = yield* AppConfig
+        const database = yield* freshDatabase
+        const runnerPort = yield* Effect.promise(freePort)
+        const profile = models === undefined ? Server.profile(Models) : Server.profile(models)
+        return profile.pipe(Layer.provide(Layer.succeed(AppConfig, {
+          ...config,
+          databaseUrl: Option.some(Redacted.make(database.url)),
+          redisUrl: Option.some(Redacted.make(redisUrl)),
+          runnerHost: "127.0.0.1",
+          runnerPort
+        })))
+      }))
   }
   : undefined
 
 export const serverSkipReason = server
   ? undefined
-  : `server profile skipped: set ${[databaseUrl ? undefined : "DATABASE_URL", redisUrl ? undefined : "REDIS_URL"]
+  : `server profile skipped: set ${[adminUrl ? undefined : "DATABASE_URL", redisUrl ? undefined : "REDIS_URL"]
     .filter(Boolean).join(" and ")} to run these tests against PostgreSQL and Redis`
 
 export const profiles: ReadonlyArray<Profile> = server ? [embedded, server] : [embedded]

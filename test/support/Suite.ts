@@ -1,26 +1,40 @@
 /** Runs a block of HTTP tests once per profile, each against its own node; says loudly when a profile is skipped. */
+import type { HttpClient, HttpServer } from "@effect/platform"
 import { describe, it, layer } from "@effect/vitest"
 import type { Vitest } from "@effect/vitest"
-import type { HttpClient, HttpServer } from "@effect/platform"
 import { Duration, Layer } from "effect"
+import { modelsOn } from "../../layers/Models.ts"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
+import type { Catalog } from "../../services/llm/Catalog.ts"
 import { type Infrastructure, profiles, serverSkipReason } from "./Profiles.ts"
 import { testNode } from "./TestNode.ts"
 
 type NodeServices = HttpClient.HttpClient | HttpServer.HttpServer | Infrastructure
 
+export interface Replacements<Extra> {
+  /** A catalog of stand-in models instead of the configured one. */
+  readonly catalog?: Layer.Layer<Catalog, unknown>
+  /**
+   * Services of the test's own (a stand-in server, say). A catalog that needs
+   * them is given the same layer: layers are built once per node by reference.
+   */
+  readonly extra?: Layer.Layer<Extra, unknown>
+}
+
 export const eachProfile = <Extra = never>(
   title: string,
   body: (it: Vitest.MethodsNonLive<NodeServices | Extra, true>) => void,
   overrides?: Partial<AppConfigShape>,
-  /** Replaces parts of the infrastructure (a catalog of stand-in models, say), and may add services of its own. */
-  replace?: Layer.Layer<Extra | Partial<Infrastructure> & any, unknown>
+  replace: Replacements<Extra> = {}
 ) => {
   for (const profile of profiles) {
-    const infrastructure = replace === undefined ? profile.infrastructure : Layer.merge(profile.infrastructure, replace)
-    layer(testNode(infrastructure as typeof profile.infrastructure, overrides), { excludeTestServices: true, timeout: Duration.minutes(2) })(
+    const infrastructure = profile.infrastructure(replace.catalog === undefined ? undefined : modelsOn(replace.catalog))
+    const node = replace.extra === undefined
+      ? testNode(infrastructure, overrides)
+      : testNode(infrastructure, overrides).pipe(Layer.provideMerge(replace.extra))
+    layer(node as Layer.Layer<NodeServices | Extra, unknown>, { excludeTestServices: true, timeout: Duration.minutes(2) })(
       `${title} [${profile.name}]`,
-      body as (it: Vitest.MethodsNonLive<any, true>) => void
+      body as (it: Vitest.MethodsNonLive<NodeServices | Extra, true>) => void
     )
   }
   const reason = serverSkipReason

@@ -1,10 +1,12 @@
-/** One Engram node over a real HTTP test server, on a given infrastructure; tests call it through HttpClient. */
-import { TestRunner } from "@effect/cluster"
+/**
+ * One Engram node over a real HTTP test server: the application of
+ * `layers/Application.ts` on a profile's infrastructure; tests call it
+ * through HttpClient.
+ */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Layer, LogLevel, Logger, Option } from "effect"
-import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { Entities, Services } from "../../layers/Application.ts"
-import { AppConfig } from "../../src/config/AppConfig.ts"
+import { type AppConfigShape, AppConfig } from "../../src/config/AppConfig.ts"
 import { HttpLive } from "../../src/http/HttpLive.ts"
 import type { Infrastructure } from "./Profiles.ts"
 
@@ -16,6 +18,9 @@ export const testSettings: AppConfigShape = {
   redisUrl: Option.none(),
   sessionTtl: Duration.hours(720),
   spaceIdleTime: Duration.minutes(5),
+  wakeInterval: Duration.seconds(1),
+  runnerHost: "127.0.0.1",
+  runnerPort: 0,
   logLevel: LogLevel.Warning,
   logFormat: "json",
   otlpEndpoint: Option.none(),
@@ -26,31 +31,21 @@ export const testSettings: AppConfigShape = {
   extractionModel: Option.none()
 }
 
-export const TestConfig = Layer.succeed(AppConfig, testSettings)
+export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })
 
 const Quiet = Logger.minimumLogLevel(LogLevel.Error)
 
-/** HTTP + application services, without the entities: the caller provides infrastructure and a cluster running them. */
-const nodeServices = (config: Layer.Layer<AppConfig>) =>
-  HttpLive.pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(Services),
-    Layer.provide(config),
+/** HTTP and the services, without the entities (a test may build them apart, on another clock). */
+export const NodeServices = HttpLive.pipe(Layer.provideMerge(NodeHttpServer.layerTest), Layer.provideMerge(Services))
+
+/** The Space entity and the waker, registered on the infrastructure's cluster. */
+export const NodeEntities = Entities
+
+/** A whole node on `infrastructure`, with the test settings (and `overrides`). */
+export const testNode = <E, R>(infrastructure: Layer.Layer<Infrastructure, E, R>, overrides?: Partial<AppConfigShape>) =>
+  NodeServices.pipe(
+    Layer.provideMerge(NodeEntities),
+    Layer.provideMerge(infrastructure),
+    Layer.provide(settings(overrides)),
     Layer.provide(Quiet)
   )
-
-/** The entities on their own in-memory cluster. */
-const cluster = (config: Layer.Layer<AppConfig>) =>
-  Entities.pipe(Layer.provideMerge(TestRunner.layer), Layer.provide(config), Layer.provide(Quiet))
-
-export const TestNodeServices = nodeServices(TestConfig)
-export const TestCluster = cluster(TestConfig)
-
-/** A whole node: HTTP, services and its own cluster; the caller provides the infrastructure. */
-export const TestNode = TestNodeServices.pipe(Layer.provideMerge(TestCluster))
-
-export const testNode = <E>(infrastructure: Layer.Layer<Infrastructure, E>, overrides?: Partial<AppConfigShape>) => {
-  if (overrides === undefined) return TestNode.pipe(Layer.provideMerge(infrastructure))
-  const config = Layer.succeed(AppConfig, { ...testSettings, ...overrides })
-  return nodeServices(config).pipe(Layer.provideMerge(cluster(config)), Layer.provideMerge(infrastructure))
-}

@@ -1,7 +1,9 @@
 /**
  * Once per run: a migrated PGlite data directory that every test file clones
- * (a fresh initdb costs seconds), and, when DATABASE_URL is set, a fresh
- * PostgreSQL database for the server-profile tests, dropped at the end.
+ * (a fresh initdb costs seconds), and, when DATABASE_URL is set, a migrated
+ * PostgreSQL template database that each server-profile node copies into a
+ * database of its own (nodes are cluster runners: each needs its own cluster
+ * tables and advisory locks); dropped at the end.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
@@ -43,11 +45,16 @@ export default async function setup() {
     await admin.end()
     const url = new URL(serverUrl)
     url.pathname = `/${name}`
-    process.env.ENGRAM_TEST_DATABASE_URL = url.toString()
     await migrateWith(PgClient.layer({ url: Redacted.make(url.toString()) }))
+    // Copies need the template to have no open connections: the migration's pool is closed by now.
+    process.env.ENGRAM_TEST_TEMPLATE_DATABASE = name
+    process.env.ENGRAM_TEST_ADMIN_URL = serverUrl
     dropDatabase = async () => {
       const admin = new Pg.Client({ connectionString: serverUrl })
       await admin.connect()
+      // Nodes drop their own copies; whatever a crashed test file left goes with the template.
+      const copies = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE '${name}_n%'`)
+      for (const row of copies.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`)
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await admin.end()
     }

@@ -1,0 +1,190 @@
+/**
+ * The `memories` row and its mapping to the domain model, both ways: decoded
+ * with Schema when read, and flattened into a record for multi-row inserts.
+ */
+import { Schema } from "effect"
+import { MemoryId, type OrgId, type SpaceId } from "../../src/domain/Ids.ts"
+import { MemoryState, MemoryType, Metadata } from "../../src/domain/Memories.ts"
+import { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
+import { Bytea, Int8, Timestamptz } from "./Columns.ts"
+
+const MemoryColumns = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  space_id: Schema.String,
+  document_id: Schema.String,
+  text: Schema.String,
+  source_text: Schema.String,
+  context: Schema.String,
+  type: MemoryType,
+  state: MemoryState,
+  entities: Schema.Array(EntityRef),
+  metadata: Metadata,
+  tags: Schema.Array(Schema.String),
+  user_id: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  member_id: Schema.NullOr(Schema.String),
+  event_time: Timestamptz,
+  occurred_start: Schema.NullOr(Timestamptz),
+  occurred_end: Schema.NullOr(Timestamptz),
+  source_ids: Schema.Array(Schema.String),
+  position: Int8,
+  created_at: Timestamptz,
+  updated_at: Timestamptz
+})
+
+const toMemory = (row: typeof MemoryColumns.Type): typeof Memory.Encoded => ({
+  id: row.id,
+  orgId: row.org_id,
+  spaceId: row.space_id,
+  documentId: row.document_id,
+  text: row.text,
+  sourceText: row.source_text,
+  context: row.context,
+  type: row.type,
+  state: row.state,
+  entities: row.entities,
+  metadata: row.metadata,
+  tags: row.tags,
+  userId: row.user_id,
+  agentId: row.agent_id,
+  sessionId: row.session_id,
+  memberId: row.member_id,
+  eventTime: row.event_time,
+  occurredStart: row.occurred_start,
+  occurredEnd: row.occurred_end,
+  sourceIds: row.source_ids,
+  position: row.position,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at
+})
+
+const fromMemory = (memory: typeof Memory.Encoded): typeof MemoryColumns.Type => ({
+  id: memory.id,
+  org_id: memory.orgId,
+  space_id: memory.spaceId,
+  document_id: memory.documentId,
+  text: memory.text,
+  source_text: memory.sourceText,
+  context: memory.context,
+  type: memory.type,
+  state: memory.state,
+  entities: memory.entities,
+  metadata: memory.metadata,
+  tags: memory.tags,
+  user_id: memory.userId,
+  agent_id: memory.agentId,
+  session_id: memory.sessionId,
+  member_id: memory.memberId,
+  event_time: memory.eventTime,
+  occurred_start: memory.occurredStart,
+  occurred_end: memory.occurredEnd,
+  source_ids: memory.sourceIds,
+  position: memory.position,
+  created_at: memory.createdAt,
+  updated_at: memory.updatedAt
+})
+
+/** A listed memory (no vector). */
+export const MemoryFromRow = Schema.transform(MemoryColumns, Memory, { strict: true, decode: toMemory, encode: fromMemory })
+
+const IndexedColumns = Schema.Struct({
+  ...MemoryColumns.fields,
+  embedding: Schema.NullOr(Bytea),
+  embedder: Schema.NullOr(Schema.String)
+})
+
+/** A memory with its vector, as the index loads it. */
+export const IndexedMemoryFromRow = Schema.transform(IndexedColumns, IndexedMemory, {
+  strict: true,
+  decode: (row) => ({ ...toMemory(row), embedding: row.embedding, embedder: row.embedder }),
+  encode: (memory) => ({ ...fromMemory(memory), embedding: memory.embedding, embedder: memory.embedder })
+})
+
+export const LIST_COLUMNS = `id, org_id, space_id, document_id, text, source_text, context, type, state, entities, metadata,
+  tags, user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end, source_ids, position,
+  created_at, updated_at`
+export const INDEX_COLUMNS = `${LIST_COLUMNS}, embedding, embedder`
+
+/** What was said before a change, as memory_history keeps it. */
+export const PreviousVersion = Schema.Struct({
+  text: Schema.String,
+  context: Schema.optionalWith(Schema.String, { default: () => "" }),
+  metadata: Schema.optionalWith(Metadata, { default: () => ({}) }),
+  tags: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  state: Schema.optionalWith(MemoryState, { default: () => "active" as const })
+})
+
+export const HistoryRow = Schema.Struct({
+  change: Schema.Literal("created", "edited", "retired", "restored"),
+  previous: Schema.NullOr(PreviousVersion),
+  changed_at: Timestamptz
+})
+
+/** A memory to insert, made by a write before its transaction. */
+export interface NewMemory {
+  readonly id: MemoryId
+  readonly text: string
+  readonly sourceText: string
+  readonly context: string
+  readonly type: MemoryType
+  readonly entities: ReadonlyArray<EntityRef>
+  readonly metadata: Record<string, unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly userId: string | null
+  readonly agentId: string | null
+  readonly sessionId: string | null
+  readonly memberId: string | null
+  readonly eventTime: Date
+  readonly occurredStart: Date | null
+  readonly occurredEnd: Date | null
+  readonly embedding: Float32Array | null
+  readonly embedder: string | null
+}
+
+export interface DocumentWrite {
+  readonly documentId: string
+  readonly source: "custom" | "memory" | "file"
+  readonly textLength: number
+  readonly tags: ReadonlyArray<string>
+}
+
+/** The memories of one write, under its document. */
+export interface DocumentWrites {
+  readonly document: DocumentWrite
+  readonly memories: ReadonlyArray<NewMemory>
+}
+
+export const vectorToBytes = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
+export const bytesToVector = (bytes: Uint8Array) => {
+  const copy = new Uint8Array(bytes)
+  return new Float32Array(copy.buffer, 0, Math.floor(copy.byteLength / 4))
+}
+
+/** A memory as one record of a multi-row insert: times in epoch milliseconds, the vector in base64. */
+export const memoryRecord = (documentId: string, position: number, m: NewMemory) => ({
+  id: m.id,
+  document_id: documentId,
+  text: m.text,
+  source_text: m.sourceText,
+  context: m.context,
+  type: m.type,
+  entities: m.entities,
+  metadata: m.metadata,
+  tags: m.tags,
+  user_id: m.userId,
+  agent_id: m.agentId,
+  session_id: m.sessionId,
+  member_id: m.memberId,
+  event_time: m.eventTime.getTime(),
+  occurred_start: m.occurredStart?.getTime() ?? null,
+  occurred_end: m.occurredEnd?.getTime() ?? null,
+  position,
+  embedding: m.embedding ? vectorToBytes(m.embedding).toString("base64") : null,
+  embedder: m.embedder
+})
+
+export const newMemoryId = (random: string) => MemoryId.make(`mem_${random}`)
+
+export type { OrgId, SpaceId }

@@ -1,0 +1,99 @@
+/**
+ * The Space entity: one per space in the whole cluster, living on whichever
+ * runner owns the space's shard. It owns the space's index (loaded from the
+ * store on first use, dropped when it passivates), its one write path, and
+ * its background loops (today: draining queued writes). PostgreSQL stays the
+ * source of truth, so a moved or restarted entity rebuilds all of it.
+ */
+import { Entity } from "@effect/cluster"
+import { Effect, Layer, Metric, Queue } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { listItem, storedMemory } from "../domain/MemoryViews.ts"
+import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { Extractor } from "../ingestion/Extractor.ts"
+import { Embedder } from "../../services/embedder/Embedder.ts"
+import { JobRepo } from "../../services/store/JobRepo.ts"
+import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
+import { makeDrain } from "./DrainLoop.ts"
+import { makeRecall } from "./SpaceRecall.ts"
+import { SpaceState } from "./SpaceState.ts"
+import { containDefects, makeWriter } from "./SpaceWriter.ts"
+import { supervise } from "./SupervisedLoop.ts"
+import { makePreparation } from "./WritePreparation.ts"
+
+/** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
+export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
+export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
+
+const makeSpace = Effect.gen(function*() {
+  const address = yield* Entity.CurrentAddress
+  const space = parseSpaceEntityId(address.entityId)
+  const repo = yield* MemoryRepo
+  const jobs = yield* JobRepo
+  const extractor = yield* Extractor
+  const embedder = yield* Embedder
+  yield* Effect.annotateCurrentSpan({ org_id: space.orgId, space_id: space.spaceId })
+
+  yield* Metric.increment(spaceActivations)
+  yield* Metric.incrementBy(spacesActive, 1)
+  yield* Effect.addFinalizer(() =>
+    Metric.incrementBy(spacesActive, -1).pipe(
+      Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: space.spaceId })))
+    ))
+
+  // The index is loaded on first use, not while the entity starts: a store that is down then fails that
+  // call with a 503 and the next call tries again, instead of the entity retrying its start-up.
+  const state = new SpaceState(embedder.id, embedder.wordVectors)
+  const loading = yield* Effect.makeSemaphore(1)
+  let loaded = false
+  const ensureLoaded = Effect.suspend(() =>
+    loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() =>
+      loaded ? Effect.void : repo.loadSpace(space).pipe(
+        Effect.map((memories) => {
+          for (const memory of memories) state.put(memory)
+          loaded = true
+          return memories.length
+        }),
+        Effect.tap((count) => Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: count }))),
+        Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } })
+      )
+    ))
+  )
+
+  const preparation = makePreparation({ extractor, embedder, extracting: yield* Effect.makeSemaphore(1) })
+  const writer = yield* makeWriter({ space, state, repo, jobs, embedOne: preparation.embedOne })
+  const recall = makeRecall({ space, state, embedder })
+  const drain = makeDrain({ space, jobs, writer, prepareGroup: preparation.prepareGroup })
+
+  const wake = yield* Queue.sliding<void>(1)
+  yield* supervise({ loop: "drain", space, signal: Queue.take(wake), step: ensureLoaded.pipe(Effect.zipRight(drain.step)) })
+  // Whatever was queued before this activation (a restart, a moved shard) is drained now.
+  yield* Queue.offer(wake, undefined)
+
+  const write = (item: WriteItem) =>
+    Effect.gen(function*() {
+      const prepared = yield* preparation.prepare(item)
+      const memories = yield* writer.write(prepared)
+      return { documentId: prepared.document.documentId, memories: memories.map(storedMemory) }
+    })
+
+  const guarded = containDefects("a call to the space", space)
+
+  return SpaceEntity.of({
+    Write: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(Effect.forEach(payload.items, write)), guarded),
+    Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), guarded),
+    Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
+    Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
+    Wake: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
+    Reset: () => writer.reset.pipe(guarded)
+  })
+})
+
+/**
+ * Registered on the cluster with the configured idle time (SPACE_IDLE_SECONDS);
+ * requests run concurrently (recall never queues behind a write), changes go
+ * through the entity's one writer.
+ */
+export const SpaceEntityLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => SpaceEntity.toLayer(makeSpace, { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
+)

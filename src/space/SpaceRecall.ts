@@ -1,0 +1,50 @@
+/**
+ * A recall against the space's index: rank, select (scope, tags, dedup,
+ * min_score, limit) and, for a full receipt, what the engine's own stages
+ * left out. Reads the index without the writer's permit: the index changes
+ * only synchronously after a commit, so a recall sees a write whole or not at all.
+ */
+import { Effect } from "effect"
+import type { SpaceRef } from "../domain/Ids.ts"
+import { retrieveItem } from "../domain/MemoryViews.ts"
+import type { Recall, RecallResult } from "../domain/SpaceProtocol.ts"
+import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
+import { estimateTokens } from "../../services/llm/Provider.ts"
+import { engineExclusions } from "./EngineStages.ts"
+import { select } from "./Selection.ts"
+import type { SpaceState } from "./SpaceState.ts"
+import { unavailable } from "./WritePreparation.ts"
+
+export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: SpaceState; readonly embedder: EmbedderShape }) => {
+  const { embedder, space, state } = deps
+  return (recall: Recall) =>
+    Effect.gen(function*() {
+      const vector = yield* embedder.embed([recall.query]).pipe(
+        Effect.map((vs) => vs[0]),
+        Effect.mapError(unavailable("embedding failed"))
+      )
+      const cap = Math.min(100, recall.limit + 50)
+      const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
+      // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
+      const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
+      const considered = hits.slice(0, cap)
+      const selection = select(considered, state.memories, recall)
+      const included = selection.included
+      const excluded = recall.full
+        ? engineExclusions({
+          considered,
+          beyondCap: hits.slice(cap),
+          cap,
+          limit: recall.limit,
+          excluded: selection.excluded,
+          accurateTop: recall.mode === "fast" ? rank("accurate", recall.limit).map((hit) => hit.id) : null,
+          included: included.map((hit) => hit.id)
+        })
+        : selection.excluded
+      const results = included.flatMap((hit) => {
+        const memory = state.get(hit.id)
+        return memory === undefined ? [] : [retrieveItem(memory, hit.score)]
+      })
+      return { results, excluded, queryTokens: estimateTokens(recall.query) } satisfies RecallResult
+    }).pipe(Effect.withSpan("Space.recall", { attributes: { org_id: space.orgId, space_id: space.spaceId, memories: state.size } }))
+}

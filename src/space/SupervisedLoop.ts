@@ -1,0 +1,82 @@
+/**
+ * How every background loop of a space runs. A loop sleeps until it is
+ * signalled, then runs its step until the step says there is nothing more to
+ * do. Each step is a span; a failed step is logged at warning with the space
+ * and the cause, counted, and retried with exponential backoff; the loop
+ * never dies quietly and never leaves the space wedged. While it works it
+ * keeps the entity alive (so an idle timeout cannot cut a drain short) and
+ * releases that in a finalizer.
+ */
+import { Entity, type Sharding } from "@effect/cluster"
+import { Cause, Duration, Effect, Exit, Metric, Schedule, type Scope } from "effect"
+import type { SpaceRef } from "../domain/Ids.ts"
+
+export interface LoopStep {
+  /** There is more to do right away. */
+  readonly more: boolean
+  /** How long the oldest work this step handled had waited, in milliseconds. */
+  readonly lagMs: number
+}
+
+export const loopRuns = Metric.counter("engram_space_loop_runs", { description: "Steps a space loop completed" })
+export const loopFailures = Metric.counter("engram_space_loop_failures", { description: "Steps a space loop failed (retried)" })
+export const loopLag = Metric.gauge("engram_space_loop_lag_ms", { description: "Age of the oldest work a space loop last handled" })
+
+/** 200 ms, doubling, at most 30 s, with jitter so many spaces do not retry in step. */
+export const backoff = (failures: number) =>
+  Duration.millis(Math.min(30_000, 200 * 2 ** Math.min(failures - 1, 8)) * (0.75 + Math.random() * 0.5))
+
+export const supervise = <E, R>(options: {
+  readonly loop: string
+  readonly space: SpaceRef
+  /** Waits for the next signal to work. */
+  readonly signal: Effect.Effect<void>
+  readonly step: Effect.Effect<LoopStep, E, R>
+}): Effect.Effect<void, never, R | Scope.Scope | Sharding.Sharding | Entity.CurrentAddress> => {
+  const { loop, space } = options
+  const runs = Metric.tagged(loopRuns, "loop", loop)
+  const failed = Metric.tagged(loopFailures, "loop", loop)
+  const lag = Metric.tagged(loopLag, "loop", loop)
+  const annotations = { loop, org_id: space.orgId, space_id: space.spaceId }
+
+  const step = options.step.pipe(Effect.withSpan(`Space.${loop}`, { attributes: annotations }))
+
+  const work = Effect.gen(function*() {
+    let failures = 0
+    yield* Entity.keepAlive(true)
+    while (true) {
+      const exit = yield* Effect.exit(step)
+      if (Exit.isSuccess(exit)) {
+        failures = 0
+        yield* Metric.increment(runs)
+        yield* Metric.set(lag, exit.value.lagMs)
+        if (!exit.value.more) return
+        continue
+      }
+      if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+      failures++
+      const delay = backoff(failures)
+      yield* Metric.increment(failed)
+      yield* Effect.logWarning(`space ${loop} step failed (${failures} in a row); retrying in ${Duration.format(delay)}`, exit.cause)
+      yield* Effect.sleep(delay)
+    }
+  }).pipe(Effect.ensuring(Entity.keepAlive(false)))
+
+  // A failure outside a step (keeping the entity alive needs the store too) is logged, and the work restarts.
+  const guarded = work.pipe(
+    Effect.sandbox,
+    Effect.tapError((cause) =>
+      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(`space ${loop} loop failed; it restarts`, cause)
+    ),
+    Effect.retry({ while: (cause) => !Cause.isInterruptedOnly(cause), schedule: Schedule.spaced(Duration.seconds(1)) }),
+    Effect.unsandbox
+  )
+
+  return options.signal.pipe(
+    Effect.zipRight(guarded),
+    Effect.forever,
+    Effect.annotateLogs(annotations),
+    Effect.forkScoped,
+    Effect.asVoid
+  )
+}

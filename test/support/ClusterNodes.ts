@@ -1,0 +1,101 @@
+/**
+ * Several real `engram serve` processes on this machine forming one cluster
+ * over a PostgreSQL database of their own (copied from the run's migrated
+ * template) and Redis: distinct PORT and RUNNER_PORT per node, restartable
+ * on the same ports.
+ */
+import { copyTemplate } from "./Databases.ts"
+import { freePort, type Running, startServer } from "./Process.ts"
+
+export const clusterSkipReason = process.env.ENGRAM_TEST_TEMPLATE_DATABASE && process.env.REDIS_URL
+  ? undefined
+  : "cluster tests need DATABASE_URL and REDIS_URL (several engram serve processes on one PostgreSQL and Redis)"
+
+/** A fresh database for one test's cluster; `drop` removes it. */
+export const clusterDatabase = copyTemplate
+
+export interface ClusterNode {
+  readonly name: string
+  readonly port: number
+  readonly runnerPort: number
+  readonly url: string
+  /** Everything the node's current and earlier processes printed. */
+  readonly output: () => string
+  /** What the node's current process printed. */
+  readonly currentOutput: () => string
+  readonly start: () => Promise<void>
+  /** SIGTERM, and the exit code once it has exited. */
+  readonly stop: () => Promise<number | null>
+  /** SIGKILL, no goodbye. */
+  readonly kill: () => Promise<void>
+  readonly running: () => boolean
+}
+
+export const makeNode = async (name: string, env: Record<string, string>): Promise<ClusterNode> => {
+  const port = await freePort()
+  const runnerPort = await freePort()
+  let process: Running | undefined
+  let earlier = ""
+  return {
+    name,
+    port,
+    runnerPort,
+    url: `http://127.0.0.1:${port}`,
+    output: () => earlier + (process?.output() ?? ""),
+    currentOutput: () => process?.output() ?? "",
+    running: () => process !== undefined && process.child.exitCode === null,
+    start: async () => {
+      process = await startServer({
+        ...env,
+        RUNNER_HOST: "127.0.0.1",
+        RUNNER_PORT: String(runnerPort),
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "debug"
+      }, { port })
+    },
+    stop: async () => {
+      const code = await process!.stop()
+      earlier += process!.output()
+      process = undefined
+      return code
+    },
+    kill: async () => {
+      const child = process!.child
+      const exited = new Promise((r) => child.once("exit", r))
+      child.kill("SIGKILL")
+      await exited
+      earlier += process!.output()
+      process = undefined
+    }
+  }
+}
+
+/** Starts `count` nodes on one database and Redis. */
+export const startCluster = async (count: number, databaseUrl: string) => {
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL! }
+  const nodes = await Promise.all(Array.from({ length: count }, (_, i) => makeNode(String.fromCharCode(65 + i), env)))
+  for (const node of nodes) await node.start()
+  return nodes
+}
+
+/**
+ * Whether a node's current process holds a space's entity now: its debug log
+ * (annotated with the space) says it loaded the space's index and has not
+ * passivated it since.
+ */
+export const holds = (node: ClusterNode, spaceId: string) => {
+  if (!node.running()) return false
+  let held = false
+  for (const line of node.currentOutput().split("\n")) {
+    if (!line.includes(`"space_id":"${spaceId}"`)) continue
+    if (line.includes("space index loaded")) held = true
+    else if (line.includes("space passivated")) held = false
+  }
+  return held
+}
+
+/** The nodes holding a space's entity now (one, in a healthy cluster). */
+export const holders = (nodes: ReadonlyArray<ClusterNode>, spaceId: string) => nodes.filter((node) => holds(node, spaceId))
+
+/** The node holding a space's entity, if one does. */
+export const ownerOf = (nodes: ReadonlyArray<ClusterNode>, spaceId: string) => holders(nodes, spaceId)[0]
