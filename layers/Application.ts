@@ -21,9 +21,12 @@ import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
+import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
-export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(Layer.provide([MemoryRepo.Default, JobRepo.Default]))
+export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
+  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default])
+)
 
 /** The services the HTTP handlers call. */
 export const Services = Layer.mergeAll(

@@ -76,7 +76,14 @@ const run = async (nodeCount: number) => {
     const retrieve = await load(requests, (i) =>
       via(i).call("POST", "/v1/retrieve", { space_id: spaceOf(i), query: `What did ${pick(NAMES)} photograph?`, limit: 10 }))
 
-    // One space, the issue's shape: 50 records and 20 retrieves at once, five rounds; against 20 quiet retrieves per round.
+    // One space of 500 memories, then five rounds of: 20 retrieves alone (quiet), then 50 records and 20 retrieves at once.
+    for (let i = 0; i < 500; i += 100) {
+      const items = Array.from({ length: 100 }, () => ({ content: `${pick(NAMES)} photographed ${pick(THINGS)} ${pick(PLACES)}.` }))
+      const { job_id } = await via(0).call("POST", "/v1/record/batch", { space_id: "bench-mixed", items })
+      while (["queued", "processing"].includes((await via(0).call("GET", `/v1/spaces/bench-mixed/jobs/${job_id}`)).status)) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
     const quiet: Array<number> = []
     const mixed: Array<number> = []
     const timed = async (out: Array<number>, call: Promise<unknown>) => {

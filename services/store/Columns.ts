@@ -5,6 +5,7 @@
  * that does not decode is a bug in the query, so it becomes a defect.
  */
 import { Effect, Schema } from "effect"
+import { yieldToIo } from "../EventLoop.ts"
 
 /** timestamptz: a Date from the driver, or an ISO string from a JSON aggregate. */
 export const Timestamptz = Schema.Union(Schema.DateFromSelf, Schema.DateFromString)
@@ -18,6 +19,23 @@ export const Bytea = Schema.Uint8ArrayFromSelf
 export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknown(Schema.Array(schema))
   return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>> => Effect.orDie(decode(rows))
+}
+
+/**
+ * Decodes a large result in chunks, giving pending I/O a turn between them:
+ * a space of 100,000 memories must not hold the event loop while it loads.
+ */
+export const decodeRowsInChunks = <A, I>(schema: Schema.Schema<A, I>, chunk = 2000) => {
+  const decode = decodeRows(schema)
+  return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>> =>
+    rows.length <= chunk ? decode(rows) : Effect.gen(function*() {
+      const decoded: Array<A> = []
+      for (let i = 0; i < rows.length; i += chunk) {
+        decoded.push(...yield* decode(rows.slice(i, i + chunk)))
+        yield* yieldToIo
+      }
+      return decoded
+    })
 }
 
 /** Decodes the single row a statement must return. */

@@ -8,7 +8,7 @@ import { Effect, Option, Schema } from "effect"
 import { MemoryId, type SpaceRef } from "../../src/domain/Ids.ts"
 import type { MemoryListQuery, MemoryState } from "../../src/domain/Memories.ts"
 import type { IndexedMemory, Memory } from "../../src/domain/Memory.ts"
-import { decodeRows, Int8 } from "./Columns.ts"
+import { decodeRows, decodeRowsInChunks, Int8 } from "./Columns.ts"
 import {
   type DocumentWrite,
   type DocumentWrites,
@@ -30,10 +30,13 @@ const documentRecord = (doc: DocumentWrite) => ({
 })
 
 const decodeIndexed = decodeRows(IndexedMemoryFromRow)
+const decodeIndexedInChunks = decodeRowsInChunks(IndexedMemoryFromRow)
 const decodeListed = decodeRows(MemoryFromRow)
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 const decodeIds = decodeRows(Schema.Struct({ id: MemoryId }))
+/** insertDocuments' one row per stored memory (or one empty row), each carrying the replaced ids. */
+const decodeInserted = decodeRows(Schema.Struct({ replaced_ids: Schema.Array(MemoryId), id: Schema.NullOr(Schema.String) }))
 
 /** What an edit sets; `embedding` replaces the vector when the text changed. */
 export interface MemoryChange {
@@ -52,11 +55,12 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
     const listColumns = sql.literal(LIST_COLUMNS)
 
     /**
-     * Stores writes, in order, each under its document, with one statement per
-     * table; memories take positions from `firstPosition` on. Reusing a
-     * document_id replaces that document's memories, so of several writes to
-     * one document only the last one's memories remain. Answers the stored
-     * memories and the ids of the memories replaced. Run it inside a transaction.
+     * Stores writes, in order, each under its document, in one statement (one
+     * round trip, atomic on its own or inside a caller's transaction);
+     * memories take positions from `firstPosition` on. Reusing a document_id
+     * replaces that document's memories, so of several writes to one
+     * document only the last one's memories remain. Answers the stored
+     * memories and the ids of the memories replaced.
      */
     const insertDocuments = (space: SpaceRef, writes: ReadonlyArray<DocumentWrites>, firstPosition: number, now: Date) =>
       Effect.gen(function*() {
@@ -68,41 +72,51 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         const memories = kept.flatMap((write) =>
           write.memories.map((m) => memoryRecord(write.document.documentId, position++, m))
         )
-
         // One index probe per document (OFFSET 0 keeps the planner from flattening the lookup): PGlite never
         // gathers statistics, and without them `document_id = ANY(...)` was planned as a scan of the whole space.
-        const replaced = yield* sql`DELETE FROM memories m USING (
-            SELECT found.id FROM unnest(${[...last.keys()]}::text[]) AS d(document_id)
-            CROSS JOIN LATERAL (SELECT id FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
-              AND document_id = d.document_id OFFSET 0) AS found
-          ) r WHERE m.id = r.id RETURNING m.id`.pipe(Effect.flatMap(decodeIds))
-        yield* sql`INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, created_at, updated_at)
-          SELECT ${space.orgId}::text, ${space.spaceId}::text, d.document_id, d.source, d.text_length, d.tags,
-            ${now}::timestamptz, ${now}::timestamptz
-          FROM jsonb_to_recordset(${JSON.stringify(kept.map((write) => documentRecord(write.document)))}::jsonb)
-            AS d(document_id text, source text, text_length integer, tags text[])
-          ON CONFLICT (org_id, space_id, document_id) DO UPDATE
-          SET text_length = EXCLUDED.text_length, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at`
-        const replacedIds = replaced.map((r) => r.id)
-        if (memories.length === 0) return { memories: [] as ReadonlyArray<IndexedMemory>, replaced: replacedIds }
-        const inserted = yield* sql`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
-            context, type, entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
-            occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
-          SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.context, m.type,
-            m.entities, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
-            to_timestamp(m.event_time / 1000), to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000),
-            m.position, decode(m.embedding, 'base64'), m.embedder,
-            ${now}::timestamptz, ${now}::timestamptz
-          FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
-            source_text text, context text, type text, entities jsonb, metadata jsonb, tags text[], user_id text,
-            agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
-            occurred_end float8, position integer, embedding text, embedder text)
-          RETURNING ${indexColumns}`.pipe(Effect.flatMap(decodeIndexed))
-        const ids = memories.map((m) => m.id)
-        yield* sql`INSERT INTO memory_history (memory_id, change, previous, changed_at)
-          SELECT h.id, 'created', NULL, ${now}::timestamptz FROM unnest(${ids}::text[]) WITH ORDINALITY AS h(id, n) ORDER BY h.n`
+        // The foreign keys (memory -> document, history -> memory) are checked when the whole statement ends.
+        const rows = yield* sql`WITH replaced AS (
+            DELETE FROM memories m USING (
+              SELECT found.id FROM unnest(${[...last.keys()]}::text[]) AS d(document_id)
+              CROSS JOIN LATERAL (SELECT id FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+                AND document_id = d.document_id OFFSET 0) AS found
+            ) r WHERE m.id = r.id RETURNING m.id
+          ), documents_written AS (
+            INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, created_at, updated_at)
+            SELECT ${space.orgId}::text, ${space.spaceId}::text, d.document_id, d.source, d.text_length, d.tags,
+              ${now}::timestamptz, ${now}::timestamptz
+            FROM jsonb_to_recordset(${JSON.stringify(kept.map((write) => documentRecord(write.document)))}::jsonb)
+              AS d(document_id text, source text, text_length integer, tags text[])
+            ON CONFLICT (org_id, space_id, document_id) DO UPDATE
+            SET text_length = EXCLUDED.text_length, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at
+            RETURNING 1
+          ), inserted AS (
+            INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
+              context, type, entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
+              occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
+            SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.context, m.type,
+              m.entities, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
+              to_timestamp(m.event_time / 1000), to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000),
+              m.position, decode(m.embedding, 'base64'), m.embedder,
+              ${now}::timestamptz, ${now}::timestamptz
+            FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
+              source_text text, context text, type text, entities jsonb, metadata jsonb, tags text[], user_id text,
+              agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
+              occurred_end float8, position integer, embedding text, embedder text)
+            ORDER BY m.position
+            RETURNING ${indexColumns}
+          ), history AS (
+            INSERT INTO memory_history (memory_id, change, previous, changed_at)
+            SELECT id, 'created', NULL, ${now}::timestamptz FROM inserted ORDER BY position
+          )
+          SELECT r.replaced_ids, (SELECT count(*) FROM documents_written) AS documents, i.*
+          FROM (SELECT coalesce(array_agg(id), '{}') AS replaced_ids FROM replaced) r
+          LEFT JOIN inserted i ON true`
+        const heads = yield* decodeInserted(rows)
+        const replacedIds = heads[0]?.replaced_ids ?? []
+        const inserted = yield* decodeIndexed(rows.filter((_, i) => heads[i]!.id !== null))
         const byId = new Map(inserted.map((memory) => [memory.id as string, memory]))
-        return { memories: ids.map((id) => byId.get(id)!), replaced: replacedIds }
+        return { memories: memories.flatMap((m) => byId.get(m.id) ?? []), replaced: replacedIds }
       }).pipe(Effect.withSpan("MemoryRepo.insertDocuments", { attributes: { writes: writes.length } }))
 
     return {
@@ -111,10 +125,13 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       /** Runs `effect` in one transaction; a store that cannot be reached is a 503, any other failure a defect. */
       transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(sql.withTransaction, storeFailure),
 
+      /** Runs a single statement (atomic by itself), with the same failure mapping as `transaction`. */
+      statement: <A, E, R>(effect: Effect.Effect<A, E, R>) => storeFailure(effect),
+
       /** Every memory of a space with its vector, for building its index. */
       loadSpace: (space: SpaceRef) =>
         sql`SELECT ${indexColumns} FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
-          ORDER BY created_at, id`.pipe(Effect.flatMap(decodeIndexed), storeFailure, Effect.withSpan("MemoryRepo.loadSpace")),
+          ORDER BY created_at, id`.pipe(Effect.flatMap(decodeIndexedInChunks), storeFailure, Effect.withSpan("MemoryRepo.loadSpace")),
 
       find: (space: SpaceRef, id: string) =>
         sql`SELECT ${listColumns} FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id}`.pipe(

@@ -1,28 +1,34 @@
 /** Spaces, keyed by (organization, space_id): the same space_id in two organizations is two spaces. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Conflict } from "../../src/domain/Errors.ts"
-import type { Space, SpaceType } from "../../src/domain/Spaces.ts"
-import { iso, isUniqueViolation, storeFailure } from "./SqlFailure.ts"
+import type { SpaceRef } from "../../src/domain/Ids.ts"
+import { type Space, SpaceType } from "../../src/domain/Spaces.ts"
+import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
+import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
-interface SpaceRow {
-  readonly space_id: string
-  readonly name: string
-  readonly space_type: SpaceType
-  readonly description: string
-  readonly created_at: Date
-}
+const SpaceRow = Schema.Struct({
+  space_id: Schema.String,
+  name: Schema.String,
+  space_type: SpaceType,
+  description: Schema.String,
+  created_at: Timestamptz
+})
 
-const toSpace = (row: SpaceRow): Space => ({ ...row, created_at: iso(row.created_at) })
+const toSpace = (row: typeof SpaceRow.Type): Space => ({ ...row, created_at: row.created_at.toISOString() })
+
+const decodeSpaces = decodeRows(SpaceRow)
+const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
 export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
       create: (orgId: string, space: { spaceId: string; name: string; spaceType: SpaceType; description: string; now: Date }) =>
-        sql<SpaceRow>`INSERT INTO spaces (org_id, space_id, name, space_type, description, created_at)
+        sql`INSERT INTO spaces (org_id, space_id, name, space_type, description, created_at)
           VALUES (${orgId}, ${space.spaceId}, ${space.name}, ${space.spaceType}, ${space.description}, ${space.now})
           RETURNING space_id, name, space_type, description, created_at`.pipe(
+          Effect.flatMap(decodeSpaces),
           Effect.map((rows) => toSpace(rows[0]!)),
           Effect.catchIf(isUniqueViolation, () => new Conflict({ message: `space ${space.spaceId} already exists` })),
           storeFailure,
@@ -34,33 +40,46 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
           ? sql`org_id = ${orgId}`
           : sql`org_id = ${orgId} AND space_type = ${page.spaceType}`
         return Effect.all({
-          items: sql<SpaceRow>`SELECT space_id, name, space_type, description, created_at FROM spaces
-            WHERE ${where} ORDER BY created_at, space_id LIMIT ${page.limit} OFFSET ${page.offset}`,
-          total: sql<{ n: string }>`SELECT count(*) AS n FROM spaces WHERE ${where}`
+          items: sql`SELECT space_id, name, space_type, description, created_at FROM spaces
+            WHERE ${where} ORDER BY created_at, space_id LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(decodeSpaces)),
+          total: sql`SELECT count(*) AS n FROM spaces WHERE ${where}`.pipe(Effect.flatMap(decodeCount))
         }, { concurrency: 1 }).pipe(
-          Effect.map(({ items, total }) => ({ items: items.map(toSpace), total: Number(total[0]!.n) })),
+          Effect.map(({ items, total }) => ({ items: items.map(toSpace), total: total[0]?.n ?? 0 })),
           storeFailure
         )
       },
 
       find: (orgId: string, spaceId: string) =>
-        sql<SpaceRow>`SELECT space_id, name, space_type, description, created_at FROM spaces
+        sql`SELECT space_id, name, space_type, description, created_at FROM spaces
           WHERE org_id = ${orgId} AND space_id = ${spaceId}`.pipe(
+          Effect.flatMap(decodeSpaces),
           Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map(toSpace))),
           storeFailure
         ),
 
       /** Whether some other organization holds this space_id (answers 403 rather than 404). */
       heldElsewhere: (orgId: string, spaceId: string) =>
-        sql<{ n: string }>`SELECT count(*) AS n FROM spaces WHERE space_id = ${spaceId} AND org_id <> ${orgId}`.pipe(
-          Effect.map((rows) => Number(rows[0]!.n) > 0),
+        sql`SELECT count(*) AS n FROM spaces WHERE space_id = ${spaceId} AND org_id <> ${orgId}`.pipe(
+          Effect.flatMap(decodeCount),
+          Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
           storeFailure
         ),
 
-      /** Deletes the space and, through foreign keys, everything stored in it. */
-      delete: (orgId: string, spaceId: string) =>
-        sql<{ space_id: string }>`DELETE FROM spaces WHERE org_id = ${orgId} AND space_id = ${spaceId} RETURNING space_id`
-          .pipe(Effect.map((rows) => rows.length > 0), storeFailure, Effect.withSpan("SpaceRepo.delete"))
+      /** Whether the space exists (its entity checks before serving it). */
+      exists: (space: SpaceRef) =>
+        sql`SELECT count(*) AS n FROM spaces WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}`.pipe(
+          Effect.flatMap(decodeCount),
+          Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
+          storeFailure
+        ),
+
+      /** Deletes the space and, through foreign keys, everything stored in it. Run it inside a transaction. */
+      delete: (space: SpaceRef) =>
+        sql`DELETE FROM spaces WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} RETURNING space_id`.pipe(
+          Effect.flatMap(decodeRows(Schema.Struct({ space_id: Schema.String }))),
+          Effect.map((rows) => rows.length > 0),
+          Effect.withSpan("SpaceRepo.delete")
+        )
     }
   })
 }) {}

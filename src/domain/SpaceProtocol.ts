@@ -76,16 +76,23 @@ export const MemoryEdit = Schema.Struct({
 })
 export type MemoryEdit = typeof MemoryEdit.Type
 
-/** What any call into a space can fail with: the store is down (503), or the write hit a bug (500, logged). */
-export const SpaceFailure = Schema.Union(ServiceUnavailable, InternalError)
+/**
+ * The space does not exist (never created, or deleted). The entity knows for
+ * certain, since deletion goes through it; callers turn this into the
+ * documented 403 or 404, or create the space for a write.
+ */
+export class SpaceMissing extends Schema.TaggedError<SpaceMissing>()("SpaceMissing", { message: Schema.String }) {}
+
+/** What any call into a space can fail with: it does not exist, the store is down (503), or a bug (500, logged). */
+export const SpaceFailure = Schema.Union(SpaceMissing, ServiceUnavailable, InternalError)
 
 export const SpaceEntity = Entity.make("Space", [
   Rpc.make("Write", { payload: { items: Schema.Array(WriteItem) }, success: Schema.Array(WriteResult), error: SpaceFailure }),
   Rpc.make("Recall", { payload: Recall, success: RecallResult, error: SpaceFailure }),
-  Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, ServiceUnavailable, InternalError) }),
+  Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, SpaceFailure) }),
   Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
   /** There may be work due (queued writes): the entity checks the store and runs it. Sent by writers and the waker. */
   Rpc.make("Wake", { success: Schema.Void }),
-  /** The space was deleted: drop the index, so a new space of that id starts empty. */
-  Rpc.make("Reset", { success: Schema.Void, error: SpaceFailure })
+  /** Deletes the space, everything in it, and the entity's index; answers whether it existed. */
+  Rpc.make("Delete", { success: Schema.Boolean, error: Schema.Union(ServiceUnavailable, InternalError) })
 ])

@@ -6,6 +6,7 @@ import { ApiKeyHandlers } from "./ApiKeyHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
+import { readsFirst } from "./ReadsFirst.ts"
 import { McpRoute } from "./McpRoute.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
@@ -24,7 +25,7 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
 )
 
 /** Serves the API on whatever HttpServer the profile provides (a port, or a test server). */
-export const HttpLive = HttpApiBuilder.serve(envelopeMiddleware).pipe(
+export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFirst(app))).pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(ProxyRoutes),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),

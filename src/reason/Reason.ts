@@ -135,7 +135,8 @@ export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
         full: false
       }).pipe(
         Effect.map((recalled) => recalled.results),
-        Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown })
+        Effect.catchTags({ MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }),
+        Effect.catchTag("SpaceMissing", () => spaces.missing(orgId, spaceId))
       )
 
     /** The question's recall, then one recall per followed entity; best first, each memory once. */

@@ -61,7 +61,9 @@ export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/
 
     const ask = Effect.fn("UserProfiles.ask")(function*(principal: PrincipalShape, spaceId: string, userId: string, body: AskRequest) {
       const found = yield* space(principal, spaceId)
-      const answered = yield* reasoning.ask(principal, found, { ...body, userId })
+      const answered = yield* reasoning.ask(principal, found, { ...body, userId }).pipe(
+        Effect.catchTag("NotFound", () => Effect.fail(new SpaceNotFound({ message: `space ${spaceId} not found` })))
+      )
       return {
         space_id: spaceId,
         user_id: userId,

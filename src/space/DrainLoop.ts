@@ -12,7 +12,8 @@ import type { SpaceRef } from "../domain/Ids.ts"
 import type { JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
-import { type PreparedItem, yieldToIo } from "./WritePreparation.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
+import type { PreparedItem } from "./WritePreparation.ts"
 
 /** Queued items stored per transaction: the statements per group stay constant, so a larger group amortises them. */
 export const QUEUED_GROUP_SIZE = 50

@@ -92,11 +92,23 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       return { job_id: jobId, space_id: spaceId, status: "queued" as const, items: items.length }
     })
 
+    /** The 403 or 404 for a space the entity reports missing. */
+    const whyMissing = (principal: PrincipalShape, spaceId: string) => () => spaces.missing(principal.orgId, spaceId)
+
+    /**
+     * A synchronous write goes straight to the space's entity, which knows
+     * whether the space exists; only a first write to a new space pays for
+     * creating it (or the 403 when another organization holds the id).
+     */
     const record = Effect.fn("Memories.record")(function*(principal: PrincipalShape, spaceId: string, item: RecordItem) {
-      yield* forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
-      const [result] = yield* space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(
-        Effect.catchTags(reachable)
+      const write = space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(Effect.catchTags(reachable))
+      const [result] = yield* write.pipe(
+        Effect.catchTag("SpaceMissing", () =>
+          forWrite(principal, spaceId).pipe(
+            Effect.zipRight(write),
+            Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
+          ))
       )
       const output = result!.memories.reduce((n, m) => n + estimateTokens(m.content), 0)
       return {
@@ -109,7 +121,6 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     })
 
     const retrieve = Effect.fn("Memories.retrieve")(function*(principal: PrincipalShape, request: RetrieveRequest) {
-      yield* existing(principal, request.space_id)
       const full = request.receipt_detail === "full"
       const recalled = yield* space(principal, request.space_id).Recall({
         query: request.query,
@@ -126,7 +137,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         queryTime: request.query_timestamp ?? null,
         mode: request.mode ?? "accurate",
         full
-      }).pipe(Effect.catchTags(reachable))
+      }).pipe(Effect.catchTags(reachable), Effect.catchTag("SpaceMissing", whyMissing(principal, request.space_id)))
 
       let results = recalled.results
       const excluded = [...recalled.excluded]
@@ -190,15 +201,15 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         ),
 
       patch: (principal: PrincipalShape, spaceId: string, memoryId: string, patch: PatchMemoryRequest) =>
-        existing(principal, spaceId).pipe(
-          Effect.zipRight(space(principal, spaceId).Edit({ memoryId, ...patch })),
-          Effect.catchTags(reachable)
+        space(principal, spaceId).Edit({ memoryId, ...patch }).pipe(
+          Effect.catchTags(reachable),
+          Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
         ),
 
       forget: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
-        existing(principal, spaceId).pipe(
-          Effect.zipRight(space(principal, spaceId).Forget({ memoryId })),
+        space(principal, spaceId).Forget({ memoryId }).pipe(
           Effect.catchTags(reachable),
+          Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId)),
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(new NotFound({ message: `memory ${memoryId} not found` })))
         ),
 

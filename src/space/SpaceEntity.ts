@@ -9,11 +9,13 @@ import { Entity } from "@effect/cluster"
 import { Effect, Layer, Metric, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
-import { parseSpaceEntityId, SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
+import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { makeDrain } from "./DrainLoop.ts"
 import { makeRecall } from "./SpaceRecall.ts"
 import { SpaceState } from "./SpaceState.ts"
@@ -25,10 +27,14 @@ import { makePreparation } from "./WritePreparation.ts"
 export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
 export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
 
+/** Memories put in the index between turns for pending I/O while a large space loads. */
+const LOAD_CHUNK = 2000
+
 const makeSpace = Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const space = parseSpaceEntityId(address.entityId)
   const repo = yield* MemoryRepo
+  const spaceRepo = yield* SpaceRepo
   const jobs = yield* JobRepo
   const extractor = yield* Extractor
   const embedder = yield* Embedder
@@ -41,32 +47,49 @@ const makeSpace = Effect.gen(function*() {
       Effect.zipRight(Effect.logDebug("space passivated").pipe(Effect.annotateLogs({ space_id: space.spaceId })))
     ))
 
-  // The index is loaded on first use, not while the entity starts: a store that is down then fails that
-  // call with a 503 and the next call tries again, instead of the entity retrying its start-up.
+  // The space is checked and its index loaded on first use, not while the entity starts: a store that is
+  // down then fails that call with a 503 and the next call tries again. A space that exists stays known to
+  // exist (deletion goes through this entity); a missing one is checked again on every call, since
+  // creating a space does not.
   const state = new SpaceState(embedder.id, embedder.wordVectors)
   const loading = yield* Effect.makeSemaphore(1)
   let loaded = false
+  const load = Effect.gen(function*() {
+    if (!(yield* spaceRepo.exists(space))) return yield* new SpaceMissing({ message: `space ${space.spaceId} not found` })
+    const memories = yield* repo.loadSpace(space)
+    for (let i = 0; i < memories.length; i += LOAD_CHUNK) {
+      for (const memory of memories.slice(i, i + LOAD_CHUNK)) state.put(memory)
+      if (i + LOAD_CHUNK < memories.length) yield* yieldToIo
+    }
+    loaded = true
+    yield* Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: memories.length }))
+  }).pipe(Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
   const ensureLoaded = Effect.suspend(() =>
-    loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() =>
-      loaded ? Effect.void : repo.loadSpace(space).pipe(
-        Effect.map((memories) => {
-          for (const memory of memories) state.put(memory)
-          loaded = true
-          return memories.length
-        }),
-        Effect.tap((count) => Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: count }))),
-        Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } })
-      )
-    ))
+    loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
   )
 
   const preparation = makePreparation({ extractor, embedder, extracting: yield* Effect.makeSemaphore(1) })
-  const writer = yield* makeWriter({ space, state, repo, jobs, embedOne: preparation.embedOne })
+  const writer = yield* makeWriter({
+    space,
+    state,
+    repo,
+    jobs,
+    spaces: spaceRepo,
+    embedOne: preparation.embedOne,
+    unload: () => {
+      loaded = false
+    }
+  })
   const recall = makeRecall({ space, state, embedder })
   const drain = makeDrain({ space, jobs, writer, prepareGroup: preparation.prepareGroup })
 
   const wake = yield* Queue.sliding<void>(1)
-  yield* supervise({ loop: "drain", space, signal: Queue.take(wake), step: ensureLoaded.pipe(Effect.zipRight(drain.step)) })
+  // A space deleted meanwhile has nothing left to drain (its jobs went with it).
+  const drainStep = ensureLoaded.pipe(
+    Effect.zipRight(drain.step),
+    Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
+  )
+  yield* supervise({ loop: "drain", space, signal: Queue.take(wake), step: drainStep })
   // Whatever was queued before this activation (a restart, a moved shard) is drained now.
   yield* Queue.offer(wake, undefined)
 
@@ -85,7 +108,7 @@ const makeSpace = Effect.gen(function*() {
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
     Wake: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
-    Reset: () => writer.reset.pipe(guarded)
+    Delete: () => writer.deleteSpace.pipe(guarded)
   })
 })
 

@@ -7,11 +7,13 @@
  */
 import { Cause, Clock, Effect, Either, Option } from "effect"
 import { InternalError, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
-import type { MemoryId, SpaceRef } from "../domain/Ids.ts"
+import type { SpaceRef } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { MemoryEdit } from "../domain/SpaceProtocol.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
 import type { ItemOutcome, JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
+import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { PreparedItem } from "./WritePreparation.ts"
@@ -36,24 +38,27 @@ export const makeWriter = (deps: {
   readonly state: SpaceState
   readonly repo: MemoryRepo
   readonly jobs: JobRepo
+  readonly spaces: SpaceRepo
+  /** Forgets that the space was loaded (after it was deleted). */
+  readonly unload: () => void
   /** The vector of an edited text (outside the permit). */
   readonly embedOne: (text: string) => Effect.Effect<Vector, ServiceUnavailable>
 }) =>
   Effect.gen(function*() {
-    const { embedOne, jobs, repo, space, state } = deps
+    const { embedOne, jobs, repo, space, spaces, state } = deps
     const permit = yield* Effect.makeSemaphore(1)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      permit.withPermits(1)(effect).pipe(containDefects(operation, space), Effect.withSpan(`Space.${operation}`))
+      permit.withPermits(1)(Effect.zipRight(yieldToIo, effect)).pipe(containDefects(operation, space), Effect.withSpan(`Space.${operation}`))
 
     /** A synchronous write: stored, then indexed; answers the stored memories. */
     const write = (prepared: DocumentWrites) =>
       Effect.gen(function*() {
         const at = yield* now
-        const stored = yield* repo.transaction(repo.insertDocuments(space, [prepared], state.nextPosition, at))
+        const stored = yield* repo.statement(repo.insertDocuments(space, [prepared], state.nextPosition, at))
         state.apply(stored)
         return stored.memories
       }).pipe(exclusive("write"))
@@ -132,11 +137,15 @@ export const makeWriter = (deps: {
         return deleted
       }).pipe(exclusive("forget"))
 
-    /** The space was deleted: the index goes too. */
-    const reset = Effect.sync(() => state.clear()).pipe(exclusive("reset"))
+    /** Deletes the space with everything in it; the index goes too. Answers whether it existed. */
+    const deleteSpace = Effect.gen(function*() {
+      const deleted = yield* repo.transaction(spaces.delete(space))
+      state.clear()
+      deps.unload()
+      return deleted
+    }).pipe(exclusive("deleteSpace"))
 
-    return { write, storeQueued, failQueued, edit, forget, reset }
+    return { write, storeQueued, failQueued, edit, forget, deleteSpace }
   })
 
 export type SpaceWriter = Effect.Effect.Success<ReturnType<typeof makeWriter>>
-export type { MemoryId }

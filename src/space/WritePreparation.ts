@@ -10,13 +10,10 @@ import type { WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractedMemory, ExtractorShape } from "../ingestion/Extractor.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
 import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
 
-/** PGlite and extraction both hold the event loop: between items, pending I/O (other requests) gets a turn. */
-export const yieldToIo = Effect.async<void>((resume) => {
-  setImmediate(() => resume(Effect.void))
-})
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
@@ -42,7 +39,8 @@ export const makePreparation = (deps: {
       fromAgent: item.agentId !== null && item.userId === null
     }).pipe(
       Effect.mapError(unavailable("extraction failed")),
-      Effect.zipLeft(yieldToIo),
+      // Start in a turn of its own: never inside the microtasks Node runs after each incoming request.
+      (extraction) => Effect.zipRight(yieldToIo, extraction),
       extracting.withPermits(1)
     )
 

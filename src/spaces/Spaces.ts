@@ -4,7 +4,7 @@
  * Nothing else of another organization's space is ever read.
  */
 import { Clock, Effect, Option } from "effect"
-import { Forbidden, NotFound } from "../domain/Errors.ts"
+import { Forbidden, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
@@ -18,6 +18,10 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
     const repo = yield* SpaceRepo
     const entity = yield* SpaceEntity.client
 
+    const unreachable = (error: { _tag: string }) =>
+      new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
+
+    /** A space the caller's organization does not hold: 403 if another organization holds the id, else 404. */
     const missing = (orgId: string, spaceId: string) =>
       Effect.flatMap(repo.heldElsewhere(orgId, spaceId), (elsewhere): Effect.Effect<never, Forbidden | NotFound> =>
         elsewhere
@@ -59,18 +63,23 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       )
     })
 
+    /**
+     * Deleting a space is a change to the space, so its entity makes it (one
+     * write path): rows and index go together, and a space deleted through
+     * any node is gone for every node at once.
+     */
     const remove = Effect.fn("Spaces.delete")(function*(principal: PrincipalShape, spaceId: string) {
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
-      const deleted = yield* repo.delete(principal.orgId, spaceId)
-      if (!deleted) return yield* missing(principal.orgId, spaceId)
-      // The entity's index is a cache of what was just deleted: drop it, so a new space of that id starts empty.
-      yield* entity(spaceEntityId({ orgId: OrgId.make(principal.orgId), spaceId: SpaceIdBrand.make(spaceId) })).Reset().pipe(
-        Effect.catchAll((error) => Effect.logWarning("space index not reset", error))
+      const ref = { orgId: OrgId.make(principal.orgId), spaceId: SpaceIdBrand.make(spaceId) }
+      const deleted = yield* entity(spaceEntityId(ref)).Delete().pipe(
+        Effect.catchTags({ MailboxFull: unreachable, AlreadyProcessingMessage: unreachable, PersistenceError: unreachable })
       )
+      if (!deleted) return yield* missing(principal.orgId, spaceId)
     })
 
     return {
       get,
+      missing,
       ensure,
       create,
       delete: remove,

@@ -88,6 +88,16 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
 
     // Exactly one node holds the space's entity (it may have moved once while the cluster settled, never doubled).
     expect(holders(nodes, spaceId).map((node) => node.name)).toHaveLength(1)
+
+    // Deleted through one node, the space is gone for every node at once; a write through another starts it afresh.
+    const deleted = await fetch(`${c.url}/v1/spaces/${spaceId}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } })
+    expect(deleted.status).toBe(204)
+    const gone = await api.post(a, "/v1/retrieve", { space_id: spaceId, query: "Marta bakery" })
+    expect(gone.status).toBe(404)
+    expect((await json(gone)).error.code).toBe("not_found")
+    expect((await api.post(b, "/v1/record", { space_id: spaceId, content: "Nadia restores clocks." })).status).toBe(200)
+    const fresh = await json(await api.post(a, "/v1/retrieve", { space_id: spaceId, query: "Marta bakery Nadia clocks", limit: 10 }))
+    expect(fresh.results.map((r: any) => r.content)).toEqual(["Nadia restores clocks."])
   }, 120_000)
 
   it("kill -9 of the owner mid-drain: its shards move, the survivors finish, every acknowledged item stored exactly once", async () => {
