@@ -242,7 +242,7 @@ eachProfile("MCP", (it) => {
       expect(never.body.error.code).toBe("invalid_api_key")
     }))
 
-  it.effect("the wire: a JSON answer without a session, 405 for GET and DELETE, transport refusals in the envelope", () =>
+  it.effect("the wire: a JSON answer without a session, 405 for GET and DELETE, refusals in the envelope", () =>
     Effect.gen(function*() {
       const { key } = yield* owner
       const accept = { accept: "application/json, text/event-stream" }
@@ -284,9 +284,11 @@ eachProfile("MCP", (it) => {
       expect(noAccept.body.error.code).toBe("not_acceptable")
       expect(noAccept.body.error.message).toContain("text/event-stream")
 
+      // A body that is not JSON is refused before the transport sees it, as on every route.
       const xml = yield* call("POST", "/mcp", { token: key, raw: "<x/>", headers: { ...accept, "content-type": "application/xml" } })
-      expect(xml.status).toBe(415)
-      expect(xml.body.error.code).toBe("unsupported_media_type")
+      expect(xml.status).toBe(400)
+      expect(xml.body.error.code).toBe("bad_request")
+      expect(xml.body.error.message).toContain("application/json")
 
       const badJson = yield* call("POST", "/mcp", { token: key, raw: "{not json", headers: { ...accept, "content-type": "application/json" } })
       expect(badJson.status).toBe(400)
