@@ -134,3 +134,10 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   fields("payload_too_large"),
   HttpApiSchema.annotations({ status: 413 })
 ) {}
+
+/** An edit (PATCH) that names no field to change. */
+export class NoFields extends Schema.TaggedError<NoFields>()(
+  "NoFields",
+  fields("no_fields"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}

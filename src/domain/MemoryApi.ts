@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NotFound } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -50,6 +50,7 @@ export class MemoryApi extends HttpApiGroup.make("memories")
       .setPath(MemoryPath)
       .setPayload(PatchMemoryRequest)
       .addSuccess(MemoryItem)
+      .addError(NoFields)
   )
   .add(
     HttpApiEndpoint.del("delete", "/v1/spaces/:space_id/memories/:memory_id")
