@@ -1,22 +1,24 @@
 /** Sign-up, sign-in and the organization a session acts in. */
 import { Schema } from "effect"
 import { Role } from "./Principal.ts"
+import { SafeString } from "./SafeText.ts"
 import { strict, Text } from "./Strict.ts"
 
-export const Email = Schema.Trim.pipe(
+export const Email = SafeString.pipe(
+  Schema.compose(Schema.Trim),
   Schema.compose(Schema.Lowercase),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" }),
   Schema.maxLength(254)
 )
 
-export const Password = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(256))
+export const Password = SafeString.pipe(Schema.minLength(8), Schema.maxLength(256))
 
 export const SignupRequest = strict(Schema.Struct({ email: Email, password: Password, org_name: Text(200) }))
 
 export const LoginRequest = strict(Schema.Struct({
   email: Email,
-  password: Schema.String.pipe(Schema.maxLength(256)),
-  org_id: Schema.optional(Schema.String)
+  password: SafeString.pipe(Schema.maxLength(256)),
+  org_id: Schema.optional(SafeString.pipe(Schema.maxLength(256)))
 }))
 
 export const SessionResponse = Schema.Struct({

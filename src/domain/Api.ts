@@ -8,6 +8,7 @@ import { ModelsApi } from "./Models.ts"
 import { ChatSettingsApi } from "./ChatSettings.ts"
 import { OrgsApi } from "./OrgsApi.ts"
 import { ProfilesApi } from "./Profiles.ts"
+import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -28,4 +29,5 @@ export class EngramApi extends HttpApi.make("engram")
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")
   .annotate(OpenApi.Description, "Long-term memory service for software agents")
+  .annotate(OpenApi.Transform, withRawRoutes)
 {}

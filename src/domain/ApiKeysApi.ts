@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { ApiKey, CreateApiKeyRequest, CreatedApiKey } from "./ApiKeys.ts"
 import { InsufficientRole, NotFound, SessionRequired } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
+import { PathSegment } from "./SafeText.ts"
 
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.get("list", "/v1/api-keys").addSuccess(Schema.Array(ApiKey)))
@@ -14,7 +15,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/api-keys/:id")
-      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPath(Schema.Struct({ id: PathSegment }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(InsufficientRole)
       .addError(NotFound)

@@ -7,6 +7,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Forbidden, NotFound, UnsupportedModel } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
+import { ModelName } from "./Reason.ts"
+import { PathSegment } from "./SafeText.ts"
 import { strict } from "./Strict.ts"
 
 export const MemoryLimit = Schema.Int.pipe(Schema.between(1, 20))
@@ -31,11 +33,11 @@ export const PutChatSettings = strict(Schema.Struct({
   memory_token_budget: Schema.optional(Schema.NullOr(MemoryTokenBudget)),
   auto_record: Schema.optional(Schema.NullOr(Schema.Boolean)),
   memory: Schema.optional(Schema.NullOr(Schema.Boolean)),
-  chat_model: Schema.optional(Schema.NullOr(Schema.String))
+  chat_model: Schema.optional(Schema.NullOr(ModelName))
 }))
 export type PutChatSettings = typeof PutChatSettings.Type
 
-const SpacePath = Schema.Struct({ space_id: Schema.String })
+const SpacePath = Schema.Struct({ space_id: PathSegment })
 
 export class ChatSettingsApi extends HttpApiGroup.make("chatSettings")
   .add(HttpApiEndpoint.get("get", "/v1/spaces/:space_id/chat-settings").setPath(SpacePath).addSuccess(ChatSettings))

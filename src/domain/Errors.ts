@@ -139,3 +139,17 @@ export class SpaceNotFound extends Schema.TaggedError<SpaceNotFound>()(
 /** What a call to a model can fail with, on the wire. */
 export const ModelFailures = [ModelThrottled, ModelUnavailable] as const
 export type ModelFailure = ModelThrottled | ModelUnavailable
+
+/** A request body over its route's size limit, refused while it is being read. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  fields("payload_too_large"),
+  HttpApiSchema.annotations({ status: 413 })
+) {}
+
+/** An edit (PATCH) that names no field to change. */
+export class NoFields extends Schema.TaggedError<NoFields>()(
+  "NoFields",
+  fields("no_fields"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}

@@ -1,5 +1,6 @@
 /** Memories and writes: the wire shapes of record, batch, the legacy add, jobs, and the memory list. */
 import { Schema } from "effect"
+import { jsonBytes, jsonValueProblem, SafeString } from "./SafeText.ts"
 import { SpaceId } from "./Spaces.ts"
 import { Page, Paged, strict } from "./Strict.ts"
 
@@ -11,32 +12,53 @@ export const MemoryState = Schema.Literal("active", "retired")
 export type MemoryState = typeof MemoryState.Type
 
 /** An ISO 8601 timestamp; anything else is a 422. */
-export const Timestamp = Schema.String.pipe(
+export const Timestamp = SafeString.pipe(
   Schema.filter((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
     message: () => "must be an ISO 8601 timestamp"
   })
 )
 
-export const Tag = Schema.String.pipe(
+export const Tag = SafeString.pipe(
   Schema.minLength(1),
   Schema.maxLength(100),
   Schema.filter((t) => !t.toLowerCase().startsWith("svc:"), { message: () => "tags starting with svc: are reserved" })
 )
 
-export const ScopeId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+export const ScopeId = SafeString.pipe(Schema.minLength(1), Schema.maxLength(256))
+export const DocumentId = SafeString.pipe(Schema.minLength(1), Schema.maxLength(256))
+
+/** Metadata as stored and answered. */
 export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-export const DocumentId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+
+/** Metadata a request may carry: at most this deep (the object itself is level 1) ... */
+export const METADATA_MAX_DEPTH = 32
+/** ... and at most this many bytes serialized as JSON (UTF-8), per item. */
+export const METADATA_MAX_BYTES = 65_536
+
+/** Metadata on a write or an edit: safe keys and strings at every level, bounded depth and size. */
+export const MetadataInput = Metadata.pipe(
+  Schema.filter((metadata) => {
+    const problem = jsonValueProblem(metadata, METADATA_MAX_DEPTH)
+    if (problem !== undefined) return problem
+    return jsonBytes(metadata) <= METADATA_MAX_BYTES || `must be at most ${METADATA_MAX_BYTES} bytes as JSON`
+  }, { jsonSchema: {} })
+)
+
+/** Memory text as written: 1 to 100,000 characters. */
+export const Content = SafeString.pipe(Schema.minLength(1), Schema.maxLength(100_000))
+/** Free-form context kept beside a memory. */
+export const Context = SafeString.pipe(Schema.maxLength(2000))
 
 const writeFields = {
-  content: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)),
+  content: Content,
   document_id: Schema.optional(DocumentId),
   timestamp: Schema.optional(Timestamp),
   user_id: Schema.optional(ScopeId),
   agent_id: Schema.optional(ScopeId),
   session_id: Schema.optional(ScopeId),
-  metadata: Schema.optional(Metadata),
+  metadata: Schema.optional(MetadataInput),
   tags: Schema.optional(Schema.Array(Tag).pipe(Schema.maxItems(50))),
-  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  context: Schema.optional(Context)
 }
 
 export const RecordItem = strict(Schema.Struct(writeFields))
@@ -80,10 +102,10 @@ export const Queued = Schema.Struct({
 
 export const LegacyAddRequest = strict(Schema.Struct({
   space_id: SpaceId,
-  content: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)),
-  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
+  content: Content,
+  context: Schema.optional(Context),
   timestamp: Schema.optional(Timestamp),
-  metadata: Schema.optional(Metadata)
+  metadata: Schema.optional(MetadataInput)
 }))
 
 export const LegacyAddResponse = Schema.Struct({
@@ -144,7 +166,7 @@ const BooleanFromString = Schema.Literal("true", "false").pipe(
 
 export const MemoryListQuery = Schema.Struct({
   ...Page(100, 1000).fields,
-  q: Schema.optional(Schema.String),
+  q: Schema.optional(SafeString.pipe(Schema.maxLength(10_000))),
   type: Schema.optional(MemoryType),
   state: Schema.optional(Schema.Literal("active", "retired", "all")),
   user_id: Schema.optional(ScopeId),
@@ -156,9 +178,9 @@ export const MemoryListQuery = Schema.Struct({
 export type MemoryListQuery = typeof MemoryListQuery.Type
 
 export const PatchMemoryRequest = strict(Schema.Struct({
-  text: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000))),
-  context: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
-  metadata: Schema.optional(Metadata),
+  text: Schema.optional(Content),
+  context: Schema.optional(Context),
+  metadata: Schema.optional(MetadataInput),
   tags: Schema.optional(Schema.Array(Tag).pipe(Schema.maxItems(50))),
   state: Schema.optional(MemoryState)
 }))
@@ -187,14 +209,14 @@ export type TagsMatch = typeof TagsMatch.Type
 
 export const RetrieveRequest = strict(Schema.Struct({
   space_id: SpaceId,
-  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
+  query: SafeString.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
   top_k: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
   memory_type: Schema.optional(Schema.Array(MemoryType)),
   user_id: Schema.optional(ScopeId),
   agent_id: Schema.optional(ScopeId),
   session_id: Schema.optional(ScopeId),
-  tags: Schema.optional(Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)))),
+  tags: Schema.optional(Schema.Array(SafeString.pipe(Schema.minLength(1), Schema.maxLength(100)))),
   tags_match: Schema.optional(TagsMatch),
   min_score: Schema.optional(Schema.Number),
   prefer_observations: Schema.optional(Schema.Boolean),
@@ -231,7 +253,7 @@ export const RetrieveResponse = Schema.Struct({
 
 export const SearchRequest = strict(Schema.Struct({
   space_id: SpaceId,
-  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
+  query: SafeString.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 100))),
   filters: Schema.optional(Schema.Struct({
     type: Schema.optional(Schema.Union(MemoryType, Schema.Array(MemoryType))),

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NotFound } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -22,9 +22,11 @@ import {
   SearchResponse
 } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
+import { PathSegment } from "./SafeText.ts"
 
-const JobPath = Schema.Struct({ space_id: Schema.String, job_id: Schema.String })
-const MemoryPath = Schema.Struct({ space_id: Schema.String, memory_id: Schema.String })
+const JobPath = Schema.Struct({ space_id: PathSegment, job_id: PathSegment })
+const MemoryPath = Schema.Struct({ space_id: PathSegment, memory_id: PathSegment })
+const ReceiptPath = Schema.Struct({ request_id: PathSegment })
 
 export class MemoryApi extends HttpApiGroup.make("memories")
   .add(
@@ -39,7 +41,7 @@ export class MemoryApi extends HttpApiGroup.make("memories")
   .add(HttpApiEndpoint.del("cancelJob", "/v1/spaces/:space_id/jobs/:job_id").setPath(JobPath).addSuccess(Job))
   .add(
     HttpApiEndpoint.get("list", "/v1/spaces/:space_id/memories")
-      .setPath(Schema.Struct({ space_id: Schema.String }))
+      .setPath(Schema.Struct({ space_id: PathSegment }))
       .setUrlParams(MemoryListQuery)
       .addSuccess(MemoryList)
   )
@@ -48,6 +50,7 @@ export class MemoryApi extends HttpApiGroup.make("memories")
       .setPath(MemoryPath)
       .setPayload(PatchMemoryRequest)
       .addSuccess(MemoryItem)
+      .addError(NoFields)
   )
   .add(
     HttpApiEndpoint.del("delete", "/v1/spaces/:space_id/memories/:memory_id")
@@ -63,13 +66,13 @@ export class MemoryApi extends HttpApiGroup.make("memories")
   .add(HttpApiEndpoint.post("search", "/v1/search").setPayload(SearchRequest).addSuccess(SearchResponse))
   .add(
     HttpApiEndpoint.get("receipt", "/v1/receipts/:request_id")
-      .setPath(Schema.Struct({ request_id: Schema.String }))
+      .setPath(ReceiptPath)
       .addSuccess(Receipt)
   )
   .add(
     HttpApiEndpoint.get("explain", "/v1/receipts/:request_id/explain")
-      .setPath(Schema.Struct({ request_id: Schema.String }))
-      .setUrlParams(Schema.Struct({ memory_id: Schema.String }))
+      .setPath(ReceiptPath)
+      .setUrlParams(Schema.Struct({ memory_id: PathSegment }))
       .addSuccess(Explanation)
   )
   .addError(NotFound)

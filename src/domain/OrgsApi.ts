@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { AddMemberRequest, Member, MemberList, Organization } from "./Accounts.ts"
 import { Conflict, InsufficientRole, NotFound, SessionRequired } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
+import { PathSegment } from "./SafeText.ts"
 
 export class OrgsApi extends HttpApiGroup.make("orgs")
   .add(HttpApiEndpoint.get("me", "/v1/orgs/me").addSuccess(Organization))
@@ -17,7 +18,7 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/v1/orgs/me/members/:user_id")
-      .setPath(Schema.Struct({ user_id: Schema.String }))
+      .setPath(Schema.Struct({ user_id: PathSegment }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(InsufficientRole)
       .addError(NotFound)

@@ -18,6 +18,7 @@ import {
 import { MemoryItem, MemoryType, ScopeId, Usage } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { Depth, ModelName, Query } from "./Reason.ts"
+import { PathSegment, SafeString } from "./SafeText.ts"
 import { Page, strict } from "./Strict.ts"
 
 /** 1 to 5; 3 is the default of every trait. */
@@ -44,7 +45,7 @@ export type SpaceProfile = typeof SpaceProfile.Type
 
 /** PUT replaces the profile: an omitted mission, disposition or trait returns to its default. */
 export const PutSpaceProfile = strict(Schema.Struct({
-  mission: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
+  mission: Schema.optional(SafeString.pipe(Schema.maxLength(4000))),
   disposition: Schema.optional(strict(Schema.Struct({
     skepticism: Schema.optional(Trait),
     literalism: Schema.optional(Trait),
@@ -92,8 +93,8 @@ export const AskResponse = Schema.Struct({
 })
 export type AskResponse = typeof AskResponse.Type
 
-const SpacePath = Schema.Struct({ space_id: Schema.String })
-const UserPath = Schema.Struct({ space_id: Schema.String, user_id: ScopeId })
+const SpacePath = Schema.Struct({ space_id: PathSegment })
+const UserPath = Schema.Struct({ space_id: PathSegment, user_id: ScopeId })
 
 export class ProfilesApi extends HttpApiGroup.make("profiles")
   .add(

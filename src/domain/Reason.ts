@@ -7,11 +7,12 @@ import { Schema } from "effect"
 import { BadRequest, Forbidden, ModelThrottled, ModelUnavailable, NotFound, UnsupportedModel } from "./Errors.ts"
 import { Usage } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
+import { PathSegment, SafeString } from "./SafeText.ts"
 import { SpaceId } from "./Spaces.ts"
 import { strict } from "./Strict.ts"
 
 /** A model name as callers send it: a full id, a short name or a tier. */
-export const ModelName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+export const ModelName = SafeString.pipe(Schema.minLength(1), Schema.maxLength(200))
 
 /**
  * How much work one pass does: `quick` one recall and one model call,
@@ -21,7 +22,7 @@ export const ModelName = Schema.String.pipe(Schema.minLength(1), Schema.maxLengt
 export const Depth = Schema.Literal("quick", "standard", "thorough")
 export type Depth = typeof Depth.Type
 
-export const Query = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000))
+export const Query = SafeString.pipe(Schema.minLength(1), Schema.maxLength(10_000))
 
 export const ReasonRequest = strict(Schema.Struct({
   space_id: SpaceId,
@@ -46,7 +47,7 @@ export type ReasonSettings = typeof ReasonSettings.Type
 export const PutReasonSettings = strict(Schema.Struct({ model: Schema.optional(Schema.NullOr(ModelName)) }))
 export type PutReasonSettings = typeof PutReasonSettings.Type
 
-const SpacePath = Schema.Struct({ space_id: Schema.String })
+const SpacePath = Schema.Struct({ space_id: PathSegment })
 
 export class ReasonApi extends HttpApiGroup.make("reason")
   .add(

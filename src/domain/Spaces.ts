@@ -1,10 +1,11 @@
 /** Spaces: named memory containers, unique per organization. */
 import { Schema } from "effect"
+import { SafeString } from "./SafeText.ts"
 import { Paged, strict, Text } from "./Strict.ts"
 
 export const SpaceId = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, {
-    message: () => "space_id: 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    message: () => "must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
   })
 )
 
@@ -37,6 +38,6 @@ export const CreateSpaceRequest = strict(Schema.Struct({
   space_id: Schema.optional(SpaceId),
   name: Schema.optional(Text(200)),
   space_type: Schema.optional(SpaceType),
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  description: Schema.optional(SafeString.pipe(Schema.maxLength(2000)))
 }))
 export type CreateSpaceRequest = typeof CreateSpaceRequest.Type

@@ -2,10 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, Forbidden, InsufficientRole, NotFound } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
+import { PathSegment } from "./SafeText.ts"
 import { CreateSpaceRequest, Space, SpaceList, SpaceType } from "./Spaces.ts"
 import { Page } from "./Strict.ts"
 
-const SpacePath = Schema.Struct({ space_id: Schema.String })
+const SpacePath = Schema.Struct({ space_id: PathSegment })
 
 export class SpacesApi extends HttpApiGroup.make("spaces")
   .add(

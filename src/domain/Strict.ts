@@ -1,12 +1,13 @@
 import { Schema } from "effect"
+import { SafeString } from "./SafeText.ts"
 
 /** Request bodies reject unknown fields (422 `validation_error`) instead of dropping them. */
 export const strict = <S extends Schema.Schema.Any>(schema: S): S =>
   schema.annotations({ parseOptions: { onExcessProperty: "error" } }) as S
 
-/** A bounded, trimmed, non-blank string. */
+/** A bounded, non-blank string under the safe-text rule. */
 export const Text = (max: number) =>
-  Schema.String.pipe(Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }), Schema.maxLength(max))
+  SafeString.pipe(Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }), Schema.maxLength(max))
 
 /** `limit` / `offset` query parameters. */
 export const Page = (defaultLimit: number, maxLimit: number) =>

@@ -8,10 +8,12 @@
  * before any middleware sees them.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Either } from "effect"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
+import { guardRequest, type Refusal } from "./BodyGuard.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
+import { errorResponse } from "./RawRoutes.ts"
 import { allowedMethods } from "./Routes.ts"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -56,16 +58,10 @@ const toEnvelope = (
   return envelope(requestId, classifyBody(response.status, body), response.headers)
 }
 
-/**
- * Bodies are JSON. `curl -d` labels them form-urlencoded and some clients send
- * no type or text/plain: read those as JSON too rather than as form fields.
- */
-const JSON_BY_DEFAULT = /^(application\/x-www-form-urlencoded|text\/plain)?(;.*)?$/i
-
-const asJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
-  const type = (request.headers["content-type"] ?? "").trim()
-  if (request.method === "GET" || request.method === "HEAD" || !JSON_BY_DEFAULT.test(type)) return request
-  return request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
+/** A body refused at the edge; past the size limit the rest is never read, so the connection closes after the answer. */
+const refusal = (error: Refusal) => {
+  const response = errorResponse(error)
+  return error._tag === "PayloadTooLarge" ? HttpServerResponse.setHeader(response, "connection", "close") : response
 }
 
 const expected = (cause: Cause.Cause<unknown>) => {
@@ -80,7 +76,7 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
     const requestId = requestIdOf(request.headers["x-request-id"])
     const started = Date.now()
     yield* Effect.annotateCurrentSpan("request_id", requestId)
-    yield* HttpApp.appendPreResponseHandler((request, response) => {
+    const finish = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {
       const final = HttpServerResponse.setHeader(toEnvelope(requestId, request, response), "x-request-id", requestId)
       return Effect.as(
         Effect.logInfo("request").pipe(Effect.annotateLogs({
@@ -92,9 +88,13 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
         })),
         final
       )
-    })
+    }
+    yield* HttpApp.appendPreResponseHandler(finish)
+    // A refusal here never reaches the app, so it is finished here too.
+    const guarded = yield* Effect.either(guardRequest(request))
+    if (Either.isLeft(guarded)) return yield* finish(request, refusal(guarded.left))
     return yield* app.pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, asJsonBody(request)),
+      Effect.provideService(HttpServerRequest.HttpServerRequest, guarded.right),
       Effect.tapErrorCause((cause) => expected(cause) ? Effect.void : Effect.logError("unhandled failure", cause)),
       Effect.annotateLogs("request_id", requestId),
       Effect.locally(CurrentRequestId, requestId)

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { EngramApi } from "../domain/Api.ts"
+import { NoFields } from "../domain/Errors.ts"
 import type { Queued, Receipt, RecordResponse } from "../domain/Memories.ts"
 import { Principal } from "../domain/Principal.ts"
 import { MemoryService } from "../space/MemoryService.ts"
@@ -61,7 +62,9 @@ export const MemoryHandlers = HttpApiBuilder.group(EngramApi, "memories", (handl
       .handle("cancelJob", ({ path }) => Effect.flatMap(Principal, (p) => memories.cancel(p, path.space_id, path.job_id)))
       .handle("list", ({ path, urlParams }) => Effect.flatMap(Principal, (p) => memories.list(p, path.space_id, urlParams)))
       .handle("patch", ({ path, payload }) =>
-        Effect.flatMap(Principal, (p) => memories.patch(p, path.space_id, path.memory_id, payload)))
+        Object.values(payload).every((value) => value === undefined)
+          ? new NoFields({ message: "send at least one field to change: text, context, metadata, tags or state" })
+          : Effect.flatMap(Principal, (p) => memories.patch(p, path.space_id, path.memory_id, payload)))
       .handle("delete", ({ path }) => Effect.flatMap(Principal, (p) => memories.forget(p, path.space_id, path.memory_id)))
       .handle("history", ({ path }) => Effect.flatMap(Principal, (p) => memories.history(p, path.space_id, path.memory_id)))
       .handle("retrieve", ({ payload }) => Effect.flatMap(Principal, (p) => memories.retrieve(p, payload)))

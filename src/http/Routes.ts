@@ -7,16 +7,17 @@ interface Route {
   readonly pattern: RegExp
 }
 
-const compile = (path: string) =>
+/** A route path (`/v1/spaces/:space_id`) as a pattern matching its concrete paths. */
+export const compileRoute = (path: string) =>
   new RegExp(`^${path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}/?$`)
 
 const routes: Array<Route> = [
-  { method: "GET", pattern: compile("/openapi.json") },
-  { method: "GET", pattern: compile("/docs") }
+  { method: "GET", pattern: compileRoute("/openapi.json") },
+  { method: "GET", pattern: compileRoute("/docs") }
 ]
 HttpApi.reflect(EngramApi, {
   onGroup: () => {},
-  onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, pattern: compile(endpoint.path) })
+  onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, pattern: compileRoute(endpoint.path) })
 })
 
 /** The methods served at a path; empty when the path is unknown. */
@@ -25,4 +26,4 @@ export const allowedMethods = (path: string): ReadonlyArray<string> => [
 ]
 
 /** Routes served beside the HttpApi register here, so a wrong method on them is a 405 too. */
-export const registerRoute = (method: string, path: string) => void routes.push({ method, pattern: compile(path) })
+export const registerRoute = (method: string, path: string) => void routes.push({ method, pattern: compileRoute(path) })

@@ -22,7 +22,51 @@ const fromCause = (requestId: string, cause: Cause.Cause<unknown>) => {
   return failure(requestId, "internal_error", "internal error")
 }
 
-/** Arguments the SDK's schema let through are decoded again with the HTTP API's own schema, so both refuse the same input. */
+/** What a refusal of the advertised schema says about one argument (zod's issue, as much as is read here). */
+interface ArgumentIssue {
+  readonly code: string
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+  readonly keys?: ReadonlyArray<string> | undefined
+}
+
+const valueAt = (args: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let current = args
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return undefined
+    current = Reflect.get(current, key)
+  }
+  return current
+}
+
+/**
+ * Arguments the tool's advertised JSON Schema refuses, in the envelope with
+ * the HTTP API's codes: a missing argument is `bad_request`, an unknown or
+ * malformed one `validation_error`; the message names the argument, never its value.
+ */
+export const argumentFailure = (requestId: string, issues: ReadonlyArray<ArgumentIssue>, args: unknown): CallToolResult => {
+  const described = issues.flatMap((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return (issue.keys ?? []).map((key) => ({ _tag: "Unexpected", path: [...issue.path, key], message: "" }))
+    }
+    if (issue.code === "invalid_type" && valueAt(args, issue.path) === undefined) {
+      return [{ _tag: "Missing", path: issue.path, message: "" }]
+    }
+    return [{ _tag: "Type", path: issue.path, message: issue.message }]
+  })
+  const decoded = fromDecodeIssues(described)
+  return failure(requestId, decoded.code, decoded.message)
+}
+
+/** A tool name that is not served; the message lists the tools (and names the one asked for when it looks like a name). */
+export const unknownTool = (requestId: string, name: string, served: ReadonlyArray<string>): CallToolResult =>
+  failure(
+    requestId,
+    "not_found",
+    `${/^[A-Za-z0-9_.-]{1,64}$/.test(name) ? `no tool named ${name}` : "no such tool"}; the tools are ${served.join(", ")}`
+  )
+
+/** Arguments the advertised schema let through are decoded again with the HTTP API's own schema, so both refuse the same input. */
 export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>, input: unknown) =>
   Schema.decodeUnknown(schema)(input, { errors: "all" }).pipe(
     Effect.mapError((error) => {

@@ -1,13 +1,19 @@
 /**
  * One MCP server per HTTP request (stateless streamable HTTP, JSON answers):
  * the tools are bound to the caller's Principal, so nothing outlives the
- * request and no request sees another's credentials.
+ * request and no request sees another's credentials. Tool calls are
+ * dispatched here rather than by the SDK's McpServer, so that every refusal
+ * (an unknown tool, arguments the advertised schema refuses) is a tool result
+ * in the API's error envelope, like every other failure.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
+import type { Effect } from "effect"
+import * as z from "zod"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { McpTools } from "./McpTools.ts"
-import { runTool, type ToolRunner } from "./ToolResult.ts"
+import { argumentFailure, runTool, type ToolRunner, unknownTool } from "./ToolResult.ts"
 import {
   GetModelArgs,
   GetProfileArgs,
@@ -23,69 +29,117 @@ const INSTRUCTIONS = "Engram is long-term memory. Write what is worth keeping wi
   "session_id partition a space: a scoped retrieve only sees memories written under the same scope. " +
   "Failures come back as a tool error whose text is {\"error\":{\"code\",\"message\",\"request_id\"}}."
 
-export const makeToolServer = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner) => {
-  const server = new McpServer({ name: "engram", version: "0.1.0" }, { instructions: INSTRUCTIONS })
-  const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const
+interface ToolSpec<S extends z.ZodType> {
+  readonly title: string
+  readonly description: string
+  readonly inputSchema: S
+  readonly annotations: ToolAnnotations
+  readonly run: (args: z.output<S>) => Effect.Effect<unknown, unknown>
+}
 
-  server.registerTool("record", {
+/** A tool with its arguments' type put away: how it is listed, and a call that checks the arguments, then runs. */
+interface Tool {
+  readonly listing: {
+    readonly name: string
+    readonly title: string
+    readonly description: string
+    readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown }
+    readonly annotations: ToolAnnotations
+  }
+  readonly call: (args: unknown, signal: AbortSignal) => Promise<CallToolResult>
+}
+
+const defineTool = <S extends z.ZodType>(name: string, spec: ToolSpec<S>, runner: ToolRunner): Tool => ({
+  listing: {
+    name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: { ...z.toJSONSchema(spec.inputSchema, { target: "draft-7", io: "input" }), type: "object" },
+    annotations: spec.annotations
+  },
+  call: (args, signal) => {
+    const parsed = spec.inputSchema.safeParse(args ?? {})
+    return parsed.success
+      ? runTool(runner, spec.run(parsed.data), signal)
+      : Promise.resolve(argumentFailure(runner.requestId, parsed.error.issues, args))
+  }
+})
+
+const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const
+
+const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner): ReadonlyArray<Tool> => [
+  defineTool("record", {
     title: "Record a memory",
     description: "Store text in a memory space. Durable facts are extracted from it and stored; the stored memories " +
       "are returned (none when the text holds no information, such as 'ok').",
     inputSchema: RecordArgs,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
-  }, (args, extra) => runTool(runner, tools.record(principal, args), extra.signal))
-
-  server.registerTool("retrieve", {
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (args) => tools.record(principal, args)
+  }, runner),
+  defineTool("retrieve", {
     title: "Retrieve memories",
     description: "Rank a space's memories against a natural-language query (semantic and keyword). Returns results " +
       "(memory_id, content, relevance_score, memory_type, entities, occurred_start, occurred_end, metadata, created_at).",
     inputSchema: RetrieveArgs,
-    annotations: readOnly
-  }, (args, extra) => runTool(runner, tools.retrieve(principal, args), extra.signal))
-
-  server.registerTool("list_spaces", {
+    annotations: readOnly,
+    run: (args) => tools.retrieve(principal, args)
+  }, runner),
+  defineTool("list_spaces", {
     title: "List memory spaces",
     description: "The memory spaces of your organization, oldest first: {items, total, limit, offset}.",
     inputSchema: ListSpacesArgs,
-    annotations: readOnly
-  }, (args, extra) => runTool(runner, tools.listSpaces(principal, args), extra.signal))
-
-  server.registerTool("get_model", {
+    annotations: readOnly,
+    run: (args) => tools.listSpaces(principal, args)
+  }, runner),
+  defineTool("get_model", {
     title: "Describe a model",
     description: "The catalog entry of a model this deployment serves (id, short_name, alias, default, credit rates, " +
       "requests_per_minute). Without a name, the default model.",
     inputSchema: GetModelArgs,
-    annotations: readOnly
-  }, (args, extra) => runTool(runner, tools.getModel(args), extra.signal))
-
-  server.registerTool("reason", {
+    annotations: readOnly,
+    run: (args) => tools.getModel(args)
+  }, runner),
+  defineTool("reason", {
     title: "Reason over a space",
     description: "Answer a question by synthesis across the space's memories, by a catalog model, under the space's " +
       "profile. Returns {insights, model, usage}.",
     inputSchema: ReasonArgs,
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false }
-  }, (args, extra) => runTool(runner, tools.reason(principal, args), extra.signal))
-
-  server.registerTool("get_profile", {
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (args) => tools.reason(principal, args)
+  }, runner),
+  defineTool("get_profile", {
     title: "Get the space profile",
     description: "The space's mission and disposition (skepticism, literalism, empathy, 1 to 5), which shape reason's answers.",
     inputSchema: GetProfileArgs,
-    annotations: readOnly
-  }, (args, extra) => runTool(runner, tools.getProfile(principal, args), extra.signal))
-
-  server.registerTool("get_user_profile", {
+    annotations: readOnly,
+    run: (args) => tools.getProfile(principal, args)
+  }, runner),
+  defineTool("get_user_profile", {
     title: "Get a user's profile",
     description: "What the space holds about one user_id (only memories written under it): memory_count, first_seen, " +
       "last_active and a page of memories. An unknown user is an empty profile; an unknown space is space_not_found.",
     inputSchema: GetUserProfileArgs,
-    annotations: readOnly
-  }, (args, extra) => runTool(runner, tools.getUserProfile(principal, args), extra.signal))
+    annotations: readOnly,
+    run: (args) => tools.getUserProfile(principal, args)
+  }, runner)
+]
 
+export const makeToolServer = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner) => {
+  const server = new Server({ name: "engram", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
+  const table = toolsOf(tools, principal, runner)
+  const byName = new Map(table.map((tool) => [tool.listing.name, tool]))
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: table.map((tool) => tool.listing) }))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const tool = byName.get(request.params.name)
+    return tool === undefined
+      ? unknownTool(runner.requestId, request.params.name, [...byName.keys()])
+      : tool.call(request.params.arguments, extra.signal)
+  })
   return server
 }
 
 /** Answers one HTTP request with a fresh server and transport, and closes both (aborting tool calls) when done or cancelled. */
-export const serveOnce = async (server: McpServer, request: Request, signal: AbortSignal): Promise<Response> => {
+export const serveOnce = async (server: Server, request: Request, signal: AbortSignal): Promise<Response> => {
   // No sessionIdGenerator: stateless, no Mcp-Session-Id.
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
   const close = () => void server.close().catch(() => {})

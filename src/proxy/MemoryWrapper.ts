@@ -8,6 +8,7 @@
 import { Effect, Option, Ref, Stream } from "effect"
 import { InvalidModel } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
+import { toSafeText } from "../domain/SafeText.ts"
 import { Catalog, type ModelSpec } from "../../services/llm/Catalog.ts"
 import type { ChatMessage, ChatRequest, StreamPart } from "../../services/llm/Provider.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
@@ -103,10 +104,11 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
         ...(tunables.agentId === null ? {} : { agent_id: tunables.agentId }),
         ...(tunables.sessionId === null ? {} : { session_id: tunables.sessionId })
       }
-      // The answer is recorded as the assistant's words, so its "I" is never read as the user's.
+      // The answer is recorded as the assistant's words, so its "I" is never read as the user's;
+      // a model's NUL or broken surrogate would make the store refuse the whole job.
       const items = [
         { role: "user", text: query, speaker: "" },
-        { role: "assistant", text: answer.trim(), speaker: "Assistant: " }
+        { role: "assistant", text: toSafeText(answer).trim(), speaker: "Assistant: " }
       ].filter((turn) => turn.text !== "").map((turn) => ({
         content: `${turn.speaker}${turn.text}`,
         ...scope,

@@ -56,26 +56,29 @@ export interface Requested {
   readonly memory?: boolean | undefined
 }
 
+/**
+ * Every `X-Svc-*` header sent must parse, even where the body sets the same
+ * tunable (the body still wins). Messages name the field or header and the
+ * rule, never the value sent.
+ */
 export const readTunables = (body: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>) =>
   Effect.gen(function*() {
     const out: Record<string, unknown> = {}
     for (const [name, tunable] of Object.entries(tunables) as Array<[keyof typeof tunables, Tunable<unknown>]>) {
       const decode = Schema.decodeUnknownEither(tunable.schema)
-      if (body[name] !== undefined && body[name] !== null) {
-        const value = decode(body[name])
+      const raw = headers[tunable.header]
+      if (raw !== undefined) {
+        const value = decode(tunable.fromHeader(raw))
         if (Either.isLeft(value)) {
-          return yield* new ValidationError({ message: `${name}: ${describe(name)}; got ${JSON.stringify(body[name])}` })
+          return yield* new InvalidTunable({ message: `header ${headerName(tunable.header)}: ${describe(name)}` })
         }
         out[name] = value.right
-        continue
       }
-      const raw = headers[tunable.header]
-      if (raw === undefined) continue
-      const value = decode(tunable.fromHeader(raw))
-      if (Either.isLeft(value)) {
-        return yield* new InvalidTunable({ message: `header ${headerName(tunable.header)}: ${describe(name)}; got '${raw}'` })
+      if (body[name] !== undefined && body[name] !== null) {
+        const value = decode(body[name])
+        if (Either.isLeft(value)) return yield* new ValidationError({ message: `${name}: ${describe(name)}` })
+        out[name] = value.right
       }
-      out[name] = value.right
     }
     return out as Requested
   })
@@ -92,7 +95,7 @@ const describe = (name: keyof typeof tunables) => {
     case "space_id":
       return "must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
     default:
-      return "must be a string of 1 to 256 characters"
+      return "must be a string of 1 to 256 characters, without NUL characters or unpaired surrogates"
   }
 }
 

@@ -170,4 +170,46 @@ eachProfile("error envelope and request ids", (it) => {
       expect(docs.headers["content-type"]).toContain("text/html")
       expect(docs.headers["x-request-id"]).toBeDefined()
     }))
+
+  it.effect("the OpenAPI document describes the proxy's three routes and /mcp, with their security and X-Svc-* headers", () =>
+    Effect.gen(function*() {
+      const openapi = (yield* call("GET", "/openapi.json")).body
+      const schemes = openapi.components.securitySchemes
+      expect(schemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
+      expect(schemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })
+      const requestOf = (path: string) => openapi.paths[path].post.requestBody.content["application/json"].schema
+      for (const [path, required] of [
+        ["/v1/chat/completions", ["messages"]],
+        ["/v1/responses", ["input"]],
+        ["/v1/messages", ["messages", "max_tokens"]]
+      ] as const) {
+        const operation = openapi.paths[path]?.post
+        expect(operation, path).toBeDefined()
+        expect(requestOf(path).required, path).toEqual(required)
+        expect(Object.keys(requestOf(path).properties), path).toEqual(expect.arrayContaining(["model", "stream", "space_id", "memory_limit"]))
+        expect(operation.parameters.map((p: any) => `${p.in}:${p.name}`), path).toEqual(expect.arrayContaining([
+          "header:X-Svc-Space-Id",
+          "header:X-Svc-User-Id",
+          "header:X-Svc-Agent-Id",
+          "header:X-Svc-Session-Id",
+          "header:X-Svc-Memory-Limit",
+          "header:X-Svc-Memory-Tokens",
+          "header:X-Svc-Auto-Record",
+          "header:X-Svc-Memory"
+        ]))
+        expect(operation.security, path).toContainEqual({ bearer: [] })
+        const answer = operation.responses["200"]
+        expect(Object.keys(answer.content).sort(), path).toEqual(["application/json", "text/event-stream"])
+        expect(answer.content["application/json"].schema.required, path).toEqual(expect.arrayContaining(["memories_injected", "space_id"]))
+        expect(Object.keys(answer.headers), path).toEqual(["X-Svc-Memories-Injected", "X-Svc-Space-Id"])
+        expect(operation.responses["400"].content["application/json"].schema.required, path).toEqual(["error"])
+      }
+      expect(openapi.paths["/v1/messages"].post.security).toContainEqual({ apiKeyHeader: [] })
+      const mcp = openapi.paths["/mcp"]?.post
+      expect(mcp.security).toEqual([{ bearer: [] }])
+      expect(mcp.requestBody.content["application/json"].schema.required).toEqual(["jsonrpc", "method"])
+      // Every reference resolves inside the document.
+      const refs = [...JSON.stringify(openapi).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!)
+      for (const ref of new Set(refs)) expect(openapi.components.schemas[ref], ref).toBeDefined()
+    }))
 })

@@ -242,7 +242,7 @@ eachProfile("MCP", (it) => {
       expect(never.body.error.code).toBe("invalid_api_key")
     }))
 
-  it.effect("the wire: a JSON answer without a session, 405 for GET and DELETE, transport refusals in the envelope", () =>
+  it.effect("the wire: a JSON answer without a session, 405 for GET and DELETE, refusals in the envelope", () =>
     Effect.gen(function*() {
       const { key } = yield* owner
       const accept = { accept: "application/json, text/event-stream" }
@@ -284,9 +284,11 @@ eachProfile("MCP", (it) => {
       expect(noAccept.body.error.code).toBe("not_acceptable")
       expect(noAccept.body.error.message).toContain("text/event-stream")
 
+      // A body that is not JSON is refused before the transport sees it, as on every route.
       const xml = yield* call("POST", "/mcp", { token: key, raw: "<x/>", headers: { ...accept, "content-type": "application/xml" } })
-      expect(xml.status).toBe(415)
-      expect(xml.body.error.code).toBe("unsupported_media_type")
+      expect(xml.status).toBe(400)
+      expect(xml.body.error.code).toBe("bad_request")
+      expect(xml.body.error.message).toContain("application/json")
 
       const badJson = yield* call("POST", "/mcp", { token: key, raw: "{not json", headers: { ...accept, "content-type": "application/json" } })
       expect(badJson.status).toBe(400)
@@ -328,7 +330,7 @@ eachProfile("MCP", (it) => {
       expect(still.body.results.map((r: any) => r.content).join(" ")).not.toContain("left the company")
     }))
 
-  it.scoped("unknown tools and invalid arguments are tool errors, never a crash", () =>
+  it.scoped("unknown tools and invalid arguments are tool errors in the envelope, never a crash", () =>
     Effect.gen(function*() {
       const { key } = yield* owner
       const client = yield* connect(key)
@@ -336,20 +338,40 @@ eachProfile("MCP", (it) => {
 
       const unknown = yield* tool(client, "delete_everything", {})
       expect(unknown.isError).toBe(true)
-      expect(unknown.text).toContain("delete_everything")
+      expect(unknown.body.error.code).toBe("not_found")
+      expect(unknown.body.error.message).toContain("delete_everything")
+      expect(unknown.body.error.message).toContain("retrieve")
+      expect(unknown.body.error.request_id).toMatch(/^req_/)
 
-      // Refused by the advertised schema: out of range, wrong type, missing, unknown argument.
-      for (const [name, args] of [
-        ["retrieve", { space_id: spaceId, query: "x", limit: 0 }],
-        ["retrieve", { space_id: spaceId, query: 5 }],
-        ["record", { space_id: spaceId }],
-        ["record", { space_id: spaceId, content: "x", colour: "red" }],
-        ["list_spaces", { limit: 5000 }],
-        ["record", { space_id: "../etc", content: "x" }]
+      // Refused by the advertised schema, with the HTTP API's codes: missing is bad_request, the rest validation_error.
+      for (const [name, args, code, field] of [
+        ["retrieve", { space_id: spaceId, query: "x", limit: 0 }, "validation_error", "limit"],
+        ["retrieve", { space_id: spaceId, query: 5 }, "validation_error", "query"],
+        ["record", { space_id: spaceId }, "bad_request", "content"],
+        ["record", { space_id: spaceId, content: "x", colour: "red" }, "validation_error", "colour"],
+        ["list_spaces", { limit: 5000 }, "validation_error", "limit"],
+        ["record", { space_id: "../etc", content: "x" }, "validation_error", "space_id"]
       ] as const) {
         const reply = yield* tool(client, name, args)
-        expect(reply.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
-        expect(reply.text).toMatch(/invalid|validation/i)
+        const label = `${name} ${JSON.stringify(args)}`
+        expect(reply.isError, label).toBe(true)
+        expect(Object.keys(reply.body), label).toEqual(["error"])
+        expect(reply.body.error.code, label).toBe(code)
+        expect(reply.body.error.message, label).toContain(field)
+        expect(reply.body.error.request_id, label).toMatch(/^req_/)
+      }
+
+      // A value is never echoed back, whichever check refuses it.
+      const distinctive = `Zanzibar-${"q".repeat(300)}`
+      for (const [name, args] of [
+        ["record", { space_id: distinctive, content: "x" }],
+        ["record", { space_id: spaceId, content: 7, tags: [distinctive] }],
+        ["retrieve", { space_id: spaceId, query: distinctive, limit: 500 }],
+        ["record", { space_id: spaceId, content: `${distinctive}\u0000` }]
+      ] as const) {
+        const reply = yield* tool(client, name, args)
+        expect(reply.isError, name).toBe(true)
+        expect(reply.text, name).not.toContain("Zanzibar")
       }
 
       // Refused by the HTTP API's own rules, with its code.

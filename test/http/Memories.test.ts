@@ -252,4 +252,30 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect((yield* call("GET", `${path}/history`, { token: key })).status).toBe(404)
       expect((yield* call("PATCH", path, { token: key, json: { text: "x" } })).status).toBe(404)
     }))
+
+  it.effect("an empty edit is 400 no_fields and writes no history", () =>
+    Effect.gen(function*() {
+      const { key, spaceId } = yield* setup
+      const stored = yield* record(key, { space_id: spaceId, content: "Ivo bakes sourdough bread every Saturday." })
+      const id = stored.body.memories[0].memory_id
+      const path = `/v1/spaces/${spaceId}/memories/${id}`
+
+      const empty = yield* call("PATCH", path, { token: key, json: {} })
+      expect(empty.status).toBe(400)
+      expect(empty.body.error.code).toBe("no_fields")
+      expect(empty.body.error.message).toBe("send at least one field to change: text, context, metadata, tags or state")
+      expect(empty.body.error.request_id).toBe(empty.headers["x-request-id"])
+      // A null is a malformed field, not an absent one.
+      expect((yield* call("PATCH", path, { token: key, json: { text: null } })).status).toBe(422)
+
+      const history = yield* call("GET", `${path}/history`, { token: key })
+      expect(history.body.entries.map((e: any) => e.change)).toEqual(["created"])
+      const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories`, { token: key })
+      expect(listed.body.items.find((m: any) => m.id === id)).toMatchObject({ text: stored.body.memories[0].content, tags: [] })
+
+      // One field is enough, and it is recorded.
+      expect((yield* call("PATCH", path, { token: key, json: { tags: ["bread"] } })).status).toBe(200)
+      const after = yield* call("GET", `${path}/history`, { token: key })
+      expect(after.body.entries.map((e: any) => e.change)).toEqual(["edited", "created"])
+    }))
 })

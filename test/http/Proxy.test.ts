@@ -371,6 +371,20 @@ eachProfile("proxy with the official clients", (it) => {
       const body = yield* chat({ messages, memory_limit: 50 })
       expect(body.status).toBe(422)
       expect(body.body.error.code).toBe("validation_error")
+      // A header that does not parse is refused even where the body sets the same tunable (the body would win).
+      for (const [field, header, good, bad] of [
+        ["memory_limit", "x-svc-memory-limit", 2, "lots"],
+        ["memory", "x-svc-memory", false, "maybe"],
+        ["space_id", "x-svc-space-id", spaceId, "bad space!"],
+        ["user_id", "x-svc-user-id", "ann", ""]
+      ] as const) {
+        const both = yield* chat({ messages, [field]: good }, { [header]: bad })
+        expect(both.status, header).toBe(400)
+        expect(both.body.error.code, header).toBe("invalid_tunable")
+        expect(both.body.error.message.toLowerCase(), header).toContain(header)
+      }
+      // A parseable header under a body field: the body wins.
+      expect((yield* chat({ messages, memory: false }, { "x-svc-memory": "true" })).status).toBe(200)
       const model = yield* chat({ messages, model: "gpt-imaginary" })
       expect(model.status).toBe(400)
       expect(model.body.error.code).toBe("invalid_model")

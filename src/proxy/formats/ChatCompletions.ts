@@ -11,7 +11,7 @@ import {
   nowSeconds,
   optionalBoolean,
   optionalInteger,
-  optionalString,
+  optionalModel,
   optionalTemperature,
   readMessages,
   required,
@@ -38,7 +38,7 @@ export const ChatCompletions: WireFormat = {
         turn: {
           messages,
           system: system.join("\n\n"),
-          model: yield* optionalString(body, "model"),
+          model: yield* optionalModel(body),
           maxTokens: yield* optionalInteger(body, "max_tokens", 1),
           temperature: yield* optionalTemperature(body),
           extra: extraFields(body, KNOWN)

@@ -1,6 +1,7 @@
 /** Reading the proxy's loosely typed bodies: the documented 400/422 for what is missing or malformed. */
 import { Effect } from "effect"
 import { BadRequest, ValidationError } from "../../domain/Errors.ts"
+import { isSafeText, UNSAFE_TEXT_MESSAGE } from "../../domain/SafeText.ts"
 import type { ChatMessage, ModelUsage, StopReason, StreamPart } from "../../../services/llm/Provider.ts"
 import type { Prepared, ProxyTurn } from "../MemoryWrapper.ts"
 import type { Stream } from "effect"
@@ -24,12 +25,22 @@ export interface WireFormat {
 
 export const invalid = (field: string, rule: string) => new ValidationError({ message: `${field}: ${rule}` })
 
-export const optionalString = (body: Body, field: string) =>
-  body[field] === undefined || body[field] === null
-    ? Effect.succeed(undefined)
-    : typeof body[field] === "string"
-    ? Effect.succeed(body[field] as string)
-    : Effect.fail(invalid(field, "must be a string"))
+/** The API's one string rule (`SafeText`): a turn's text is recalled with and stored. */
+export const safeText = (field: string, text: string): Effect.Effect<string, ValidationError> =>
+  isSafeText(text) ? Effect.succeed(text) : Effect.fail(invalid(field, UNSAFE_TEXT_MESSAGE))
+
+export const optionalString = (body: Body, field: string): Effect.Effect<string | undefined, ValidationError> => {
+  const value = body[field]
+  if (value === undefined || value === null) return Effect.succeed(undefined)
+  return typeof value === "string" ? safeText(field, value) : Effect.fail(invalid(field, "must be a string"))
+}
+
+/** A model name as everywhere else: 1 to 200 characters. */
+export const optionalModel = (body: Body): Effect.Effect<string | undefined, ValidationError> =>
+  Effect.flatMap(optionalString(body, "model"), (model) =>
+    model === undefined || (model.length >= 1 && model.length <= 200)
+      ? Effect.succeed(model)
+      : Effect.fail(invalid("model", "must be a model name of 1 to 200 characters")))
 
 export const optionalBoolean = (body: Body, field: string) =>
   body[field] === undefined || body[field] === null
@@ -59,15 +70,15 @@ export const required = (body: Body, field: string) =>
 
 /** Text of a content value: a string, or typed parts of which only those carrying text are kept. */
 export const textOf = (content: unknown, field: string): Effect.Effect<string, ValidationError> => {
-  if (typeof content === "string") return Effect.succeed(content)
+  if (typeof content === "string") return safeText(field, content)
   if (content === null || content === undefined) return Effect.succeed("")
   if (!Array.isArray(content)) return Effect.fail(invalid(field, "must be a string or an array of content parts"))
   const texts: Array<string> = []
   for (const part of content) {
     if (typeof part === "string") texts.push(part)
-    else if (part !== null && typeof part === "object" && typeof (part as Body).text === "string") texts.push((part as Body).text as string)
+    else if (part !== null && typeof part === "object" && "text" in part && typeof part.text === "string") texts.push(part.text)
   }
-  return Effect.succeed(texts.join("\n"))
+  return safeText(field, texts.join("\n"))
 }
 
 /** Role-tagged messages: system and developer text joins the system prompt; tool traffic is skipped. */

@@ -10,7 +10,7 @@ import {
   invalid,
   optionalBoolean,
   optionalInteger,
-  optionalString,
+  optionalModel,
   optionalTemperature,
   readMessages,
   required,
@@ -37,7 +37,7 @@ export const Messages: WireFormat = {
         turn: {
           messages,
           system: [systemText, ...system].filter((s) => s !== "").join("\n\n"),
-          model: yield* optionalString(body, "model"),
+          model: yield* optionalModel(body),
           maxTokens: yield* optionalInteger(body, "max_tokens", 1),
           temperature,
           extra: extraFields(body, KNOWN)

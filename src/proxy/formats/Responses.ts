@@ -11,10 +11,12 @@ import {
   nowSeconds,
   optionalBoolean,
   optionalInteger,
+  optionalModel,
   optionalString,
   optionalTemperature,
   readMessages,
   required,
+  safeText,
   sse,
   type WireFormat
 } from "./Common.ts"
@@ -62,7 +64,7 @@ export const Responses: WireFormat = {
     Effect.gen(function*() {
       const input = yield* required(body, "input")
       const read = typeof input === "string"
-        ? { system: [] as Array<string>, messages: [{ role: "user" as const, content: input }] }
+        ? { system: [] as Array<string>, messages: [{ role: "user" as const, content: yield* safeText("input", input) }] }
         : Array.isArray(input)
         ? yield* readMessages(input, "input")
         : yield* invalid("input", "must be a string or an array of messages")
@@ -74,7 +76,7 @@ export const Responses: WireFormat = {
         turn: {
           messages: read.messages,
           system: [...(instructions === undefined ? [] : [instructions]), ...read.system].join("\n\n"),
-          model: yield* optionalString(body, "model"),
+          model: yield* optionalModel(body),
           maxTokens: yield* optionalInteger(body, "max_output_tokens", 1),
           temperature: yield* optionalTemperature(body),
           extra: extraFields(body, KNOWN)

@@ -1,0 +1,203 @@
+/**
+ * Every request body is read here, once, before any route sees it: JSON only
+ * (plus the labels `curl -d` and some clients send), at most
+ * `JSON_BODY_LIMIT` bytes (413 as soon as the limit is crossed, not after the
+ * rest has arrived), valid UTF-8, nested at most `JSON_BODY_MAX_DEPTH` levels
+ * (a scan of the raw text, before anything parses it). A route that reads
+ * its own body (a multipart upload, with limits of its own) opts out with
+ * `registerOwnBody`. The URL's percent-encoding must be UTF-8 too.
+ */
+import { HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
+import { Effect, Either, Stream } from "effect"
+import { Readable } from "node:stream"
+import { BadRequest, PayloadTooLarge, ValidationError } from "../domain/Errors.ts"
+import { compileRoute } from "./Routes.ts"
+
+/** 32 MiB: a full batch (100 items of 100,000 characters of any script, at most 3 UTF-8 bytes each) or a long proxied conversation. */
+export const JSON_BODY_LIMIT = 32 * 1024 * 1024
+
+/** Nesting of a whole body; metadata inside it is held to its own, lower limit (`METADATA_MAX_DEPTH`). */
+export const JSON_BODY_MAX_DEPTH = 64
+
+export type Refusal = BadRequest | PayloadTooLarge | ValidationError
+
+const ownBodies: Array<{ readonly method: string; readonly pattern: RegExp }> = []
+
+/** For a route that reads its own body under its own limits: the guard leaves that body alone. */
+export const registerOwnBody = (method: string, path: string) => void ownBodies.push({ method, pattern: compileRoute(path) })
+
+const readsOwnBody = (method: string, path: string) => ownBodies.some((r) => r.method === method && r.pattern.test(path))
+
+/** Read as JSON: no type, JSON itself, and the labels of `curl -d` (form-urlencoded) and of text/plain clients. */
+const JSON_LIKE = /^(|application\/json|application\/[a-z0-9.+-]+\+json|text\/plain|application\/x-www-form-urlencoded)$/
+
+const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
+  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+
+/** A media type is named in a message only when it looks like one. */
+const nameOf = (type: string) => (/^[a-z0-9.+-]{1,60}\/[a-z0-9.+-]{1,60}$/.test(type) ? type : "this content type")
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
+  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return false
+  const length = request.headers["content-length"]
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length.trim() !== "0")
+}
+
+const tooLarge = () => new PayloadTooLarge({ message: `the request body is larger than ${JSON_BODY_LIMIT} bytes` })
+
+/**
+ * Node's request stream, read until the limit: on crossing it, reading stops
+ * and the stream is left paused rather than destroyed, so the client still
+ * receives the 413 (the response closes the connection).
+ */
+const readNode = (source: Readable) =>
+  Effect.async<Uint8Array, Refusal>((resume) => {
+    if (source.readableEnded) return resume(Effect.succeed(new Uint8Array(0)))
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: unknown) => {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
+      bytes += buffer.length
+      if (bytes > JSON_BODY_LIMIT) {
+        stop()
+        source.pause()
+        resume(Effect.fail(tooLarge()))
+        return
+      }
+      chunks.push(buffer)
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks, bytes)))
+    }
+    const onError = () => {
+      stop()
+      resume(Effect.fail(new BadRequest({ message: "the request body could not be read" })))
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    return Effect.sync(stop)
+  })
+
+/** Any other server: its body stream, counted the same way. */
+const readStream = (request: HttpServerRequest.HttpServerRequest) =>
+  request.stream.pipe(
+    Stream.mapError(() => new BadRequest({ message: "the request body could not be read" })),
+    Stream.runFoldEffect({ chunks: new Array<Uint8Array>(), bytes: 0 }, (read, chunk) =>
+      read.bytes + chunk.length > JSON_BODY_LIMIT
+        ? Effect.fail(tooLarge())
+        : Effect.succeed({ chunks: [...read.chunks, chunk], bytes: read.bytes + chunk.length })),
+    Effect.map((read) => Buffer.concat(read.chunks, read.bytes))
+  )
+
+const readBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const declared = Number(request.headers["content-length"] ?? "0")
+  if (declared > JSON_BODY_LIMIT) return Effect.fail(tooLarge())
+  return request.source instanceof Readable ? readNode(request.source) : readStream(request)
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** Whether JSON text nests deeper than `limit`; string contents (which may hold brackets) are skipped. */
+export const nestsDeeperThan = (text: string, limit: number): boolean => {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // Jump to the closing quote: one not preceded by an odd run of backslashes.
+      let end = text.indexOf("\"", i + 1)
+      while (end !== -1) {
+        let slashes = 0
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
+        if (slashes % 2 === 0) break
+        end = text.indexOf("\"", end + 1)
+      }
+      if (end === -1) return false
+      i = end
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** Percent-encoded runs of the URL must decode as UTF-8 (a lone `%` is left to the route). */
+const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g
+const urlIsUtf8 = (url: string) => {
+  for (const run of url.match(PERCENT_RUN) ?? []) {
+    try {
+      decodeURIComponent(run)
+    } catch {
+      return false
+    }
+  }
+  return true
+}
+
+/**
+ * The request as the routes see it: its checked body answers `text`, `json`
+ * and the rest. Derived from the server's own request object (not wrapped),
+ * because the server reads that object's internals to send the response.
+ */
+const withBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array, text: string): HttpServerRequest.HttpServerRequest => {
+  let parsed: Either.Either<unknown, unknown> | undefined
+  const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request: checked, reason: "Decode", cause })
+  const checked: HttpServerRequest.HttpServerRequest = Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    json: {
+      value: Effect.suspend(() => {
+        parsed ??= Either.try(() => (text === "" ? null : JSON.parse(text)))
+        return Either.isRight(parsed) ? Effect.succeed(parsed.right) : Effect.fail(decodeError(parsed.left))
+      })
+    },
+    urlParamsBody: {
+      value: Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: decodeError })
+    },
+    arrayBuffer: { value: Effect.sync(() => new Uint8Array(bytes).buffer) },
+    stream: { value: Stream.succeed(bytes) },
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withBody(request.modify(options), bytes, text)
+    }
+  })
+  return checked
+}
+
+/** JSON bodies are read as JSON whatever lenient label they came with. */
+const asJson = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["content-type"] === "application/json"
+    ? request
+    : request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
+
+/** The request with its body read and checked, or the documented refusal. */
+export const guardRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    if (!urlIsUtf8(request.url)) {
+      return yield* new BadRequest({ message: "the URL's percent-encoding is not valid UTF-8" })
+    }
+    if (readsOwnBody(request.method, request.url.split("?")[0] ?? "/")) return request
+    const type = mediaType(request)
+    if (!hasBody(request)) {
+      const bodiless = request.method === "GET" || request.method === "HEAD" || !JSON_LIKE.test(type)
+      return bodiless ? request : asJson(request)
+    }
+    if (!JSON_LIKE.test(type)) {
+      return yield* new BadRequest({ message: `the request body must be JSON (application/json), not ${nameOf(type)}` })
+    }
+    const bytes = yield* readBody(request)
+    const text = yield* Effect.try({
+      try: () => strictUtf8.decode(bytes),
+      catch: () => new BadRequest({ message: "the request body is not valid UTF-8" })
+    })
+    if (nestsDeeperThan(text, JSON_BODY_MAX_DEPTH)) {
+      return yield* new ValidationError({ message: `the request body nests deeper than ${JSON_BODY_MAX_DEPTH} levels` })
+    }
+    return withBody(asJson(request), bytes, text)
+  })
