@@ -1,18 +1,28 @@
 /** Organizations, users and memberships. Every read names the organization it is scoped to. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Conflict } from "../../src/domain/Errors.ts"
-import type { Role } from "../../src/domain/Principal.ts"
-import { iso, isUniqueViolation, storeFailure } from "./SqlFailure.ts"
+import { Role } from "../../src/domain/Principal.ts"
+import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
+import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
-interface MemberRow {
-  readonly user_id: string
-  readonly email: string
-  readonly role: Role
-  readonly created_at: Date
-}
+const MemberRow = Schema.Struct({ user_id: Schema.String, email: Schema.String, role: Role, created_at: Timestamptz })
 
-const toMember = (row: MemberRow) => ({ user_id: row.user_id, email: row.email, role: row.role, created_at: iso(row.created_at) })
+const toMember = (row: typeof MemberRow.Type) => ({
+  user_id: row.user_id,
+  email: row.email,
+  role: row.role,
+  created_at: row.created_at.toISOString()
+})
+
+const decodeMembers = decodeRows(MemberRow)
+const decodeUsers = decodeRows(Schema.Struct({ id: Schema.String, password_hash: Schema.String }))
+const decodeMemberships = decodeRows(Schema.Struct({ org_id: Schema.String, role: Role }))
+const decodeOrganizations = decodeRows(Schema.Struct({ id: Schema.String, name: Schema.String, created_at: Timestamptz }))
+const decodeUserIds = decodeRows(Schema.Struct({ user_id: Schema.String }))
+const decodeEmails = decodeRows(Schema.Struct({ email: Schema.String }))
+const decodeRoles = decodeRows(Schema.Struct({ role: Role }))
+const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
 export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/AccountRepo", {
   effect: Effect.gen(function*() {
@@ -31,7 +41,8 @@ export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/Acc
       )
 
     const findUserByEmail = (email: string) =>
-      sql<{ id: string; password_hash: string }>`SELECT id, password_hash FROM users WHERE email = ${email}`.pipe(
+      sql`SELECT id, password_hash FROM users WHERE email = ${email}`.pipe(
+        Effect.flatMap(decodeUsers),
         Effect.map((rows) => Option.fromNullable(rows[0])),
         storeFailure
       )
@@ -61,47 +72,53 @@ export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/Acc
       /** The user's role in `orgId`, or in their oldest organization when none is named. */
       membership: (userId: string, orgId: string | undefined) =>
         (orgId === undefined
-          ? sql<{ org_id: string; role: Role }>`SELECT org_id, role FROM memberships WHERE user_id = ${userId}
+          ? sql`SELECT org_id, role FROM memberships WHERE user_id = ${userId}
               ORDER BY created_at, org_id LIMIT 1`
-          : sql<{ org_id: string; role: Role }>`SELECT org_id, role FROM memberships
+          : sql`SELECT org_id, role FROM memberships
               WHERE user_id = ${userId} AND org_id = ${orgId}`).pipe(
+            Effect.flatMap(decodeMemberships),
             Effect.map((rows) => Option.fromNullable(rows[0])),
             storeFailure
           ),
 
       organization: (orgId: string) =>
-        sql<{ id: string; name: string; created_at: Date }>`SELECT id, name, created_at FROM organizations WHERE id = ${orgId}`
+        sql`SELECT id, name, created_at FROM organizations WHERE id = ${orgId}`
           .pipe(
-            Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((r) => ({ ...r, created_at: iso(r.created_at) })))),
+            Effect.flatMap(decodeOrganizations),
+            Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((r) => ({ ...r, created_at: r.created_at.toISOString() })))),
             storeFailure
           ),
 
       /** The organization's first owner, who acts for the operator CLI. */
       firstOwner: (orgId: string) =>
-        sql<{ user_id: string }>`SELECT user_id FROM memberships WHERE org_id = ${orgId} AND role = 'owner'
+        sql`SELECT user_id FROM memberships WHERE org_id = ${orgId} AND role = 'owner'
           ORDER BY created_at, user_id LIMIT 1`.pipe(
+          Effect.flatMap(decodeUserIds),
           Effect.map((rows) => Option.fromNullable(rows[0]?.user_id)),
           storeFailure
         ),
 
       userEmail: (userId: string) =>
-        sql<{ email: string }>`SELECT email FROM users WHERE id = ${userId}`.pipe(
+        sql`SELECT email FROM users WHERE id = ${userId}`.pipe(
+          Effect.flatMap(decodeEmails),
           Effect.map((rows) => rows[0]?.email ?? ""),
           storeFailure
         ),
 
       listMembers: (orgId: string) =>
-        sql<MemberRow>`SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m
+        sql`SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m
           JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId} ORDER BY m.created_at, m.user_id`.pipe(
+          Effect.flatMap(decodeMembers),
           Effect.map((rows) => rows.map(toMember)),
           storeFailure
         ),
 
       addMember: (input: { orgId: string; userId: string; role: Role; now: Date }) =>
-        sql<MemberRow>`WITH added AS (
+        sql`WITH added AS (
             INSERT INTO memberships (org_id, user_id, role, created_at)
             VALUES (${input.orgId}, ${input.userId}, ${input.role}, ${input.now}) RETURNING *)
           SELECT a.user_id, u.email, a.role, a.created_at FROM added a JOIN users u ON u.id = a.user_id`.pipe(
+          Effect.flatMap(decodeMembers),
           Effect.map((rows) => toMember(rows[0]!)),
           Effect.catchIf(isUniqueViolation, () => new Conflict({ message: "that user is already a member" })),
           storeFailure
@@ -110,13 +127,13 @@ export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/Acc
       /** Removes a member unless they are the last owner; answers what happened. */
       removeMember: (orgId: string, userId: string) =>
         Effect.gen(function*() {
-          const rows = yield* sql<{ role: Role }>`SELECT role FROM memberships
-            WHERE org_id = ${orgId} AND user_id = ${userId} FOR UPDATE`
+          const rows = yield* sql`SELECT role FROM memberships
+            WHERE org_id = ${orgId} AND user_id = ${userId} FOR UPDATE`.pipe(Effect.flatMap(decodeRoles))
           if (rows.length === 0) return "missing" as const
           if (rows[0]!.role === "owner") {
-            const owners = yield* sql<{ n: string }>`SELECT count(*) AS n FROM memberships
-              WHERE org_id = ${orgId} AND role = 'owner'`
-            if (Number(owners[0]!.n) <= 1) return "last_owner" as const
+            const owners = yield* sql`SELECT count(*) AS n FROM memberships
+              WHERE org_id = ${orgId} AND role = 'owner'`.pipe(Effect.flatMap(decodeCount))
+            if ((owners[0]?.n ?? 0) <= 1) return "last_owner" as const
           }
           yield* sql`DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`
           yield* sql`DELETE FROM sessions WHERE org_id = ${orgId} AND user_id = ${userId}`

@@ -1,17 +1,22 @@
 /** Session tokens: only the digest is stored; the row carries the organization the session acts in. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { Role } from "../../src/domain/Principal.ts"
+import { Effect, Option, Schema } from "effect"
+import { Role } from "../../src/domain/Principal.ts"
+import { decodeRows, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
-export interface SessionRow {
-  readonly id: string
-  readonly secret_hash: string
-  readonly user_id: string
-  readonly org_id: string
-  readonly expires_at: Date
-  readonly role: Role | null
-}
+const SessionRow = Schema.Struct({
+  id: Schema.String,
+  secret_hash: Schema.String,
+  user_id: Schema.String,
+  org_id: Schema.String,
+  expires_at: Timestamptz,
+  /** The user's current role in the session's organization; null once they left it. */
+  role: Schema.NullOr(Role)
+})
+export type SessionRow = typeof SessionRow.Type
+
+const decodeSessions = decodeRows(SessionRow)
 
 export class SessionRepo extends Effect.Service<SessionRepo>()("engram/store/SessionRepo", {
   effect: Effect.gen(function*() {
@@ -25,9 +30,9 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("engram/store/Ses
         ),
       /** The session with the user's current role in its organization (null once they left it). */
       find: (id: string) =>
-        sql<SessionRow>`SELECT s.id, s.secret_hash, s.user_id, s.org_id, s.expires_at, m.role
+        sql`SELECT s.id, s.secret_hash, s.user_id, s.org_id, s.expires_at, m.role
           FROM sessions s LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
-          WHERE s.id = ${id}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), storeFailure),
+          WHERE s.id = ${id}`.pipe(Effect.flatMap(decodeSessions), Effect.map((rows) => Option.fromNullable(rows[0])), storeFailure),
       delete: (id: string) => sql`DELETE FROM sessions WHERE id = ${id}`.pipe(Effect.asVoid, storeFailure),
       deleteExpired: (now: Date) => sql`DELETE FROM sessions WHERE expires_at <= ${now}`.pipe(Effect.asVoid, storeFailure)
     }

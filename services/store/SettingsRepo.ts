@@ -3,8 +3,12 @@
  * decoded by their service. A deleted space takes its settings with it.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { decodeRows } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
+
+/** The stored document stays unknown here: each service decodes its own kind with its schema. */
+const decodeValues = decodeRows(Schema.Struct({ value: Schema.Unknown }))
 
 export type SettingsKind = "profile" | "chat" | "reason"
 
@@ -13,8 +17,9 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("engram/store/S
     const sql = yield* SqlClient.SqlClient
     return {
       get: (orgId: string, spaceId: string, kind: SettingsKind) =>
-        sql<{ value: unknown }>`SELECT value FROM space_settings
+        sql`SELECT value FROM space_settings
           WHERE org_id = ${orgId} AND space_id = ${spaceId} AND kind = ${kind}`.pipe(
+          Effect.flatMap(decodeValues),
           Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((row) => row.value))),
           storeFailure
         ),

@@ -64,8 +64,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("engram/ident
         if (orgHeader !== undefined && orgHeader !== row.org_id) {
           return yield* new Unauthorized({ message: "this API key belongs to another organization" })
         }
-        if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now) {
-          return yield* new KeyExpired({ message: `this API key expired at ${new Date(row.expires_at).toISOString()}` })
+        if (row.expires_at !== null && row.expires_at.getTime() <= now) {
+          return yield* new KeyExpired({ message: `this API key expired at ${row.expires_at.toISOString()}` })
         }
         yield* apiKeys.markUsed(row.id, new Date(now))
         return {
@@ -84,7 +84,7 @@ export class Authenticator extends Effect.Service<Authenticator>()("engram/ident
           return yield* new Unauthorized({ message: "invalid or signed-out session" })
         }
         const session = found.value
-        if (new Date(session.expires_at).getTime() <= now) {
+        if (session.expires_at.getTime() <= now) {
           return yield* new Unauthorized({ message: "this session has expired; sign in again" })
         }
         if (session.role === null) {

@@ -3,8 +3,8 @@
  * in the Cache for an hour under the request id; best effort, so failing to
  * save one never changes the retrieve.
  */
-import { Duration, Effect, Option } from "effect"
-import type { Receipt } from "../domain/Memories.ts"
+import { Duration, Effect, Option, Schema } from "effect"
+import { Receipt } from "../domain/Memories.ts"
 import type { Exclusion } from "../domain/SpaceProtocol.ts"
 import { Cache } from "../../services/cache/Cache.ts"
 
@@ -12,10 +12,10 @@ export const RECEIPT_TTL = Duration.hours(1)
 export const MAX_PER_REASON = 50
 const REASON_ORDER = ["dedup", "min_score", "limit", "budget", "candidate_cap", "rerank_rank", "engine_budget"] as const
 
-interface Stored {
-  readonly org_id: string
-  readonly receipt: Receipt
-}
+/** What the cache keeps under a request id; read back through the same schema (a value that does not decode is not a receipt). */
+const Stored = Schema.parseJson(Schema.Struct({ org_id: Schema.String, receipt: Receipt }))
+const encodeStored = Schema.encodeSync(Stored)
+const decodeStored = Schema.decodeUnknownOption(Stored)
 
 /** At most 50 entries per reason, in the documented order; the overflow counted in excluded_truncated. */
 export const capExclusions = (excluded: ReadonlyArray<Exclusion>) => {
@@ -35,17 +35,16 @@ export class Receipts extends Effect.Service<Receipts>()("engram/space/Receipts"
     const key = (requestId: string) => `receipt:${requestId}`
     return {
       save: (orgId: string, receipt: Receipt) =>
-        cache.set(key(receipt.request_id), JSON.stringify({ org_id: orgId, receipt } satisfies Stored), RECEIPT_TTL).pipe(
+        cache.set(key(receipt.request_id), encodeStored({ org_id: orgId, receipt }), RECEIPT_TTL).pipe(
           Effect.catchAll((error) => Effect.logWarning("receipt not saved", error.message)),
           Effect.withSpan("Receipts.save")
         ),
       /** The receipt if it exists and belongs to the caller's organization. */
       find: (orgId: string, requestId: string) =>
         cache.get(key(requestId)).pipe(
-          Effect.map(Option.flatMap((raw) => {
-            const stored = JSON.parse(raw) as Stored
-            return stored.org_id === orgId ? Option.some(stored.receipt) : Option.none()
-          }))
+          Effect.map(Option.flatMap((raw) =>
+            Option.flatMap(decodeStored(raw), (stored) => (stored.org_id === orgId ? Option.some(stored.receipt) : Option.none()))
+          ))
         )
     }
   })
