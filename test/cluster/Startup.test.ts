@@ -1,0 +1,40 @@
+/** A runner that cannot take its place in the cluster stops start-up, naming the variable to fix. */
+import { createServer } from "node:net"
+import { describe, expect, it } from "vitest"
+import { clusterDatabase, clusterSkipReason } from "../support/ClusterNodes.ts"
+import { freePort, runEngram, withDataDir } from "../support/Process.ts"
+
+describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
+  it("a RUNNER_PORT that is taken stops start-up, naming RUNNER_PORT", async () => {
+    const database = await clusterDatabase()
+    const taken = createServer()
+    const port = await freePort()
+    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve))
+    try {
+      await withDataDir(async (dataDir) => {
+        const result = await runEngram(["serve"], {
+          DATA_DIR: dataDir,
+          DATABASE_URL: database.url,
+          REDIS_URL: process.env.REDIS_URL!,
+          HOST: "127.0.0.1",
+          PORT: String(await freePort()),
+          RUNNER_HOST: "127.0.0.1",
+          RUNNER_PORT: String(port)
+        })
+        expect(result.code).toBe(1)
+        expect(result.stderr).toContain(`cannot listen for other runners on 127.0.0.1:${port} (RUNNER_PORT)`)
+      })
+    } finally {
+      taken.close()
+      await database.drop()
+    }
+  }, 120_000)
+
+  it("a RUNNER_PORT that is not a port stops start-up, naming it", async () => {
+    await withDataDir(async (dataDir) => {
+      const result = await runEngram(["serve"], { DATA_DIR: dataDir, RUNNER_PORT: "ninety" })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain("RUNNER_PORT")
+    })
+  }, 120_000)
+})
