@@ -5,8 +5,9 @@
  * nodes (server profile: PostgreSQL at DATABASE_URL, default the local
  * server, in a database of its own; Redis at REDIS_URL), requests spread over
  * the nodes round-robin, so most reach a space whose entity lives on another
- * node. Then the mixed load of one space: 50 records and 20 retrieves sent
- * at once, retrieve p95 against its quiet p95.
+ * node. Then recall under writes to the same space: a reader alone and while
+ * five writers record without pause (steady), and 20 retrieves at once alone
+ * and with 50 records at once (burst).
  */
 import Pg from "pg"
 import { arg, type BenchServer, freePort, percentile, startBenchServer } from "./BenchServer.ts"
@@ -76,7 +77,7 @@ const run = async (nodeCount: number) => {
     const retrieve = await load(requests, (i) =>
       via(i).call("POST", "/v1/retrieve", { space_id: spaceOf(i), query: `What did ${pick(NAMES)} photograph?`, limit: 10 }))
 
-    // One space of 500 memories, then five rounds of: 20 retrieves alone (quiet), then 50 records and 20 retrieves at once.
+    // One space of 500 memories, recalled while it is written to.
     for (let i = 0; i < 500; i += 100) {
       const items = Array.from({ length: 100 }, () => ({ content: `${pick(NAMES)} photographed ${pick(THINGS)} ${pick(PLACES)}.` }))
       const { job_id } = await via(0).call("POST", "/v1/record/batch", { space_id: "bench-mixed", items })
@@ -84,31 +85,62 @@ const run = async (nodeCount: number) => {
         await new Promise((r) => setTimeout(r, 100))
       }
     }
-    const quiet: Array<number> = []
-    const mixed: Array<number> = []
+    const retrieveOnce = (i: number) => via(i).call("POST", "/v1/retrieve", { space_id: "bench-mixed", query: `What did ${pick(NAMES)} photograph?`, limit: 10 })
+    const recordOnce = (i: number) =>
+      via(i).call("POST", "/v1/record", { space_id: "bench-mixed", content: `${pick(NAMES)} photographed ${pick(THINGS)} ${pick(PLACES)}.` })
     const timed = async (out: Array<number>, call: Promise<unknown>) => {
       const t = performance.now()
       await call
       out.push(performance.now() - t)
     }
-    for (let round = 0; round < 5; round++) {
-      for (let q = 0; q < 20; q++) {
-        await timed(quiet, via(q).call("POST", "/v1/retrieve", { space_id: "bench-mixed", query: `What did ${pick(NAMES)} photograph?`, limit: 10 }))
-      }
-      const writes = Array.from({ length: 50 }, (_, w) =>
-        via(w).call("POST", "/v1/record", { space_id: "bench-mixed", content: `${pick(NAMES)} photographed ${pick(THINGS)} ${pick(PLACES)}.` }))
-      const reads = Array.from({ length: 20 }, (_, q) =>
-        timed(mixed, via(q).call("POST", "/v1/retrieve", { space_id: "bench-mixed", query: `What did ${pick(NAMES)} photograph?`, limit: 10 })))
-      await Promise.all([...writes, ...reads])
+
+    // Steady: one reader recalling, alone, then while five writers record into the same space without pause.
+    const reader = async () => {
+      const latencies: Array<number> = []
+      for (let i = 0; i < 100; i++) await timed(latencies, retrieveOnce(i))
+      return latencies
     }
+    const alone = await reader()
+    let writing = true
+    let written = 0
+    const writers = Array.from({ length: 5 }, async (_, w) => {
+      for (let i = w; writing; i += 5) {
+        await recordOnce(i)
+        written++
+      }
+    })
+    const started = performance.now()
+    const underWrites = await reader()
+    const seconds = (performance.now() - started) / 1000
+    writing = false
+    await Promise.all(writers)
+
+    // Burst, the issue's shape: 20 retrieves at once alone, then 50 records and 20 retrieves at once; five rounds.
+    const burstAlone: Array<number> = []
+    const burstMixed: Array<number> = []
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(Array.from({ length: 20 }, (_, q) => timed(burstAlone, retrieveOnce(q))))
+      await Promise.all([
+        ...Array.from({ length: 50 }, (_, w) => recordOnce(w)),
+        ...Array.from({ length: 20 }, (_, q) => timed(burstMixed, retrieveOnce(q)))
+      ])
+    }
+    const ms = (values: Array<number>, p: number) => Number(percentile(values, p).toFixed(1))
     return {
       nodes: nodeCount,
       record,
       retrieve,
-      mixed: {
-        quiet_p95_ms: Number(percentile(quiet, 95).toFixed(1)),
-        mixed_p50_ms: Number(percentile(mixed, 50).toFixed(1)),
-        mixed_p95_ms: Number(percentile(mixed, 95).toFixed(1))
+      steady: {
+        alone_p50_ms: ms(alone, 50),
+        alone_p95_ms: ms(alone, 95),
+        under_writes_p50_ms: ms(underWrites, 50),
+        under_writes_p95_ms: ms(underWrites, 95),
+        writes_per_s: Number((written / seconds).toFixed(1))
+      },
+      burst: {
+        alone_p95_ms: ms(burstAlone, 95),
+        mixed_p50_ms: ms(burstMixed, 50),
+        mixed_p95_ms: ms(burstMixed, 95)
       }
     }
   } finally {
@@ -123,7 +155,8 @@ for (const count of nodeCounts) {
   results.push(result)
   console.log(`${count} node(s): record ${result.record.per_s}/s p95 ${result.record.p95_ms} ms; ` +
     `retrieve ${result.retrieve.per_s}/s p95 ${result.retrieve.p95_ms} ms; ` +
-    `one space, 50 records + 20 retrieves at once: retrieve p50 ${result.mixed.mixed_p50_ms} ms, p95 ${result.mixed.mixed_p95_ms} ms ` +
-    `(quiet p95 ${result.mixed.quiet_p95_ms} ms)`)
+    `one space, a reader alone p95 ${result.steady.alone_p95_ms} ms, under 5 writers (${result.steady.writes_per_s} records/s) ` +
+    `p95 ${result.steady.under_writes_p95_ms} ms; 20 retrieves at once p95 ${result.burst.alone_p95_ms} ms, ` +
+    `with 50 records at once p95 ${result.burst.mixed_p95_ms} ms`)
 }
 if (asJson) console.log(JSON.stringify(results))
