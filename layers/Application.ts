@@ -19,13 +19,14 @@ import { Receipts } from "../src/space/Receipts.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
+import { ReadPriority } from "../services/EventLoop.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
-  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default])
+  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default, ReadPriority.Default])
 )
 
 /** The services the HTTP handlers call. */
@@ -41,7 +42,8 @@ export const Services = Layer.mergeAll(
   Reason.Default,
   ReasonSettings.Default,
   SpaceProfiles.Default,
-  UserProfiles.Default
+  UserProfiles.Default,
+  ReadPriority.Default
 )
 
 export const Application = Layer.merge(Services, Entities)

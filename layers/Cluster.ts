@@ -41,7 +41,10 @@ export const timings = {
   runnerHealthCheckInterval: Duration.seconds(5),
   refreshAssignmentsInterval: Duration.seconds(2),
   entityMessagePollInterval: Duration.seconds(5),
-  entityTerminationTimeout: Duration.seconds(10)
+  entityTerminationTimeout: Duration.seconds(10),
+  // A call to an entity on this runner skips the encode/decode round trip a remote one needs (the
+  // default simulates it, as a testing aid); calls to other runners are always encoded.
+  simulateRemoteSerialization: false
 } satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
 
 const storeError = (e: { readonly message: string }) =>

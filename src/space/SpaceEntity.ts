@@ -13,7 +13,7 @@ import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from ".
 import { Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
-import { yieldToIo } from "../../services/EventLoop.ts"
+import { ReadPriority, yieldToIo } from "../../services/EventLoop.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { makeDrain } from "./DrainLoop.ts"
@@ -68,7 +68,13 @@ const makeSpace = Effect.gen(function*() {
     loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
   )
 
-  const preparation = makePreparation({ extractor, embedder, extracting: yield* Effect.makeSemaphore(1) })
+  const priority = yield* ReadPriority
+  const preparation = makePreparation({
+    extractor,
+    embedder,
+    extracting: yield* Effect.makeSemaphore(1),
+    beforeHeavyWrite: priority.beforeHeavyWrite
+  })
   const writer = yield* makeWriter({
     space,
     state,
@@ -76,6 +82,7 @@ const makeSpace = Effect.gen(function*() {
     jobs,
     spaces: spaceRepo,
     embedOne: preparation.embedOne,
+    beforeHeavyWrite: priority.beforeHeavyWrite,
     unload: () => {
       loaded = false
     }
@@ -104,7 +111,7 @@ const makeSpace = Effect.gen(function*() {
 
   return SpaceEntity.of({
     Write: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(Effect.forEach(payload.items, write)), guarded),
-    Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), guarded),
+    Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
     Wake: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),

@@ -10,7 +10,6 @@ import { InternalError, NotFound, ServiceUnavailable } from "../domain/Errors.ts
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { MemoryEdit } from "../domain/SpaceProtocol.ts"
-import { yieldToIo } from "../../services/EventLoop.ts"
 import type { ItemOutcome, JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
@@ -41,6 +40,8 @@ export const makeWriter = (deps: {
   readonly spaces: SpaceRepo
   /** Forgets that the space was loaded (after it was deleted). */
   readonly unload: () => void
+  /** Waits for recalls in progress and takes a turn of its own before a change starts. */
+  readonly beforeHeavyWrite: Effect.Effect<void>
   /** The vector of an edited text (outside the permit). */
   readonly embedOne: (text: string) => Effect.Effect<Vector, ServiceUnavailable>
 }) =>
@@ -52,7 +53,10 @@ export const makeWriter = (deps: {
     /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      permit.withPermits(1)(Effect.zipRight(yieldToIo, effect)).pipe(containDefects(operation, space), Effect.withSpan(`Space.${operation}`))
+      permit.withPermits(1)(Effect.zipRight(deps.beforeHeavyWrite, effect)).pipe(
+        containDefects(operation, space),
+        Effect.withSpan(`Space.${operation}`)
+      )
 
     /** A synchronous write: stored, then indexed; answers the stored memories. */
     const write = (prepared: DocumentWrites) =>

@@ -10,7 +10,6 @@ import type { WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractedMemory, ExtractorShape } from "../ingestion/Extractor.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
-import { yieldToIo } from "../../services/EventLoop.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
 import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
 
@@ -26,10 +25,11 @@ export type PreparedItem = Either.Either<DocumentWrites, string>
 export const makePreparation = (deps: {
   readonly extractor: ExtractorShape
   readonly embedder: EmbedderShape
-  /** One extraction at a time per space, each followed by a turn for pending I/O, so recall is never stuck behind a burst of writes. */
+  /** One extraction at a time per space, each started after recalls in progress, in a turn of its own. */
   readonly extracting: Effect.Semaphore
+  readonly beforeHeavyWrite: Effect.Effect<void>
 }) => {
-  const { embedder, extracting, extractor } = deps
+  const { beforeHeavyWrite, embedder, extracting, extractor } = deps
 
   const extract = (item: WriteItem) =>
     extractor.extract({
@@ -39,8 +39,8 @@ export const makePreparation = (deps: {
       fromAgent: item.agentId !== null && item.userId === null
     }).pipe(
       Effect.mapError(unavailable("extraction failed")),
-      // Start in a turn of its own: never inside the microtasks Node runs after each incoming request.
-      (extraction) => Effect.zipRight(yieldToIo, extraction),
+      // Never inside the microtasks Node runs after each incoming request, nor while a recall is being answered.
+      (extraction) => Effect.zipRight(beforeHeavyWrite, extraction),
       extracting.withPermits(1)
     )
 
