@@ -204,6 +204,10 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       const oldId = first.body.memories[0].memory_id
       const retrieved = yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "Lisbon" } })
       expect(retrieved.body.results.map((r: any) => r.memory_id)).not.toContain(oldId)
+      // The replaced memory is gone for edits too: a 404, not a failure on a missing row.
+      const edited = yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${oldId}`, { token: key, json: { text: "Evan visited Faro." } })
+      expect(edited.status).toBe(404)
+      expect(edited.body.error.code).toBe("not_found")
     }))
 
   it.effect("edit, retire, restore, history and delete", () =>
