@@ -115,7 +115,8 @@ const makeSpace = Effect.gen(function*() {
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
     Wake: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
-    Delete: () => writer.deleteSpace.pipe(guarded)
+    // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
+    Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(guarded)
   })
 })
 
