@@ -6,6 +6,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { type Entity, extractEntities } from "./Entities.ts"
 import { isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
+import { sentences } from "./Sentences.ts"
 import { resolveFirstPerson, splitSpeaker } from "./Speaker.ts"
 
 export class ExtractionError extends Data.TaggedError("ExtractionError")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -39,8 +40,7 @@ export class Extractor extends Context.Tag("engram/ingestion/Extractor")<Extract
 const SHORT = 400
 const CHUNK = 320
 
-export const sentences = (text: string) =>
-  text.split(/(?<=[.!?…])\s+(?=["'“(]?[A-Z0-9])|\n{2,}|\n(?=\s*[-*•]\s)/).map((s) => s.trim()).filter((s) => s !== "")
+export { sentences } from "./Sentences.ts"
 
 const chunks = (body: string) => {
   if (body.length <= SHORT) return [body]
