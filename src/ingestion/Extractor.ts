@@ -4,7 +4,7 @@
  */
 import { Context, Data, Effect, Layer } from "effect"
 import { type Entity, extractEntities } from "./Entities.ts"
-import { isInformative } from "./Informative.ts"
+import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
 import { sentences } from "./Sentences.ts"
 import { resolveFirstPerson, splitSpeaker } from "./Speaker.ts"
@@ -57,16 +57,25 @@ const chunks = (body: string) => {
   return out
 }
 
+/**
+ * An assistant's turn ("Assistant: ...", as the proxy records it) keeps only
+ * its informative sentences (see `informativeAnswer`) and is stored in the
+ * assistant's own words behind its label, never rewritten in the third person:
+ * "I have ..." would become "Assistant have ...", and conjugating every verb
+ * for a new subject is guesswork. The label already says whose words they are.
+ */
 export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => {
-  const { speaker: prefixed, body } = splitSpeaker(input.content)
+  const { speaker: prefixed, body: written } = splitSpeaker(input.content)
+  const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
+  const body = assistant ? informativeAnswer(written) : written
   const speaker = prefixed ?? input.speaker ?? null
   const firstPerson = /\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b/.test(body)
   const memories: Array<ExtractedMemory> = []
   for (const piece of chunks(body)) {
     if (!isInformative(piece)) continue
     const dated = resolveRelativeDates(piece, input.eventTime)
-    let text = speaker ? resolveFirstPerson(dated.text, speaker) : dated.text
-    if (prefixed && !text.includes(prefixed)) text = `${prefixed}: ${text}`
+    let text = speaker && !assistant ? resolveFirstPerson(dated.text, speaker) : dated.text
+    if (prefixed && (assistant || !text.includes(prefixed))) text = `${prefixed}: ${text}`
     memories.push({
       text,
       sourceText: prefixed ? `${prefixed}: ${piece}` : piece,

@@ -9,8 +9,8 @@ import { type ChatRequest, type Completion, estimateTokens, type Provider, type 
 import { terms } from "../retrieval/Text.ts"
 
 export const NOTHING_REMEMBERED = "I have no stored memories about that yet."
-/** No first person: the recorded answer is not rewritten as someone's statement. */
-const ANSWER_PREFIX = "From memory:"
+/** Marks an answer that only quotes memories; ingestion does not store it again (src/ingestion/Informative.ts). */
+export const ANSWER_PREFIX = "From memory:"
 const MAX_QUOTED = 3
 
 /**
