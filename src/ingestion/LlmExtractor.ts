@@ -9,6 +9,7 @@ import type { ChatRequest } from "../../services/llm/Provider.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
 import type { EntityKind } from "./Entities.ts"
 import { type ExtractedMemory, ExtractionError, type ExtractionInput, Extractor, type ExtractorShape } from "./Extractor.ts"
+import { informativeAnswer, isAssistantSpeaker } from "./Informative.ts"
 import { splitSpeaker } from "./Speaker.ts"
 
 /** The model's kinds onto the local engine's; a kind it invents is a `thing`. */
@@ -84,11 +85,16 @@ export const make = (spec: ModelSpec) =>
     const failed = (message: string, cause?: unknown) => new ExtractionError({ message: `${spec.id}: ${message}`, cause })
     const extract = (input: ExtractionInput) =>
       Effect.gen(function*() {
-        const { speaker: prefixed } = splitSpeaker(input.content)
+        const { body, speaker: prefixed } = splitSpeaker(input.content)
         const speaker = prefixed ?? input.speaker ?? null
+        // An assistant's non-answers are left out before the model sees them, as the local engine does; nothing left, no call.
+        const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
+        const said = assistant ? informativeAnswer(body) : body
+        if (assistant && said === "") return []
+        const content = said === body ? input.content : `${prefixed}: ${said}`
         const request: ChatRequest = {
           system: prompt(input, speaker),
-          messages: [{ role: "user", content: input.content }],
+          messages: [{ role: "user", content }],
           memories: [],
           maxTokens: MAX_TOKENS,
           temperature: 0,
@@ -99,7 +105,7 @@ export const make = (spec: ModelSpec) =>
         const answer = yield* Either.mapLeft(decodeAnswer(completion.text), (reason) => failed(`the answer is not the extraction JSON: ${reason}`))
         return answer.memories.map((memory): ExtractedMemory => ({
           text: memory.text,
-          sourceText: input.content,
+          sourceText: content,
           type: memory.type,
           entities: [...new Map(memory.entities.map((e) => [e.name.toLowerCase(), e] as const)).values()],
           occurredStart: memory.occurred_start,

@@ -5,7 +5,7 @@
  * wrong shape or a 503) and records what it is sent.
  */
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Layer, Option } from "effect"
+import { ConfigProvider, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Extractor as ExtractorLayer, modelsOn } from "../../layers/Models.ts"
@@ -183,6 +183,23 @@ for (const profile of profiles) {
           expect(job.status).toBe("failed")
           expect(job.items.failed).toBe(1)
           expect(job.error).toContain("not the extraction JSON")
+        }))
+
+      it.effect("an assistant's non-answers never reach the model; only its informative sentences do", () =>
+        Effect.gen(function*() {
+          const { record, spaceId } = yield* setup
+          const Stored = Schema.Struct({ memories: Schema.Array(Schema.Unknown) })
+          const Sent = Schema.Struct({ messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String })) })
+          const before = bodies.length
+          const nothing = yield* record("Assistant: I'm sorry, but I have no stored memories about that yet.")
+          expect(nothing.status).toBe(200)
+          expect(Schema.decodeUnknownSync(Stored)(nothing.body).memories).toEqual([])
+          expect(bodies.length).toBe(before)
+
+          const hedged = yield* record(`Assistant: I'm not sure, but museum ${spaceId} opens at 9. Would you like directions?`)
+          expect(hedged.status).toBe(200)
+          const sent = Schema.decodeUnknownSync(Sent)(lastCallAbout(spaceId))
+          expect(sent.messages.at(-1)).toEqual({ role: "user", content: `Assistant: Museum ${spaceId} opens at 9.` })
         }))
 
       it.effect("content the model finds uninformative stores nothing", () =>
