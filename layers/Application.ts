@@ -16,17 +16,19 @@ import { SpaceProfiles } from "../src/reason/SpaceProfiles.ts"
 import { UserProfiles } from "../src/reason/UserProfiles.ts"
 import { MemoryService } from "../src/space/MemoryService.ts"
 import { Receipts } from "../src/space/Receipts.ts"
+import { ConsolidationStatusService } from "../src/space/ConsolidationStatus.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { ReadPriority } from "../services/EventLoop.ts"
+import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
-  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default, ReadPriority.Default])
+  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default, ConsolidationRepo.Default, ReadPriority.Default])
 )
 
 /** The services the HTTP handlers call. */
@@ -43,6 +45,7 @@ export const Services = Layer.mergeAll(
   ReasonSettings.Default,
   SpaceProfiles.Default,
   UserProfiles.Default,
+  ConsolidationStatusService.Default,
   ReadPriority.Default
 )
 

@@ -12,6 +12,7 @@ import * as Migrations from "../services/store/Migrations.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
 import { Models, type ModelServices } from "./Models.ts"
+import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 
 /** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
@@ -36,6 +37,6 @@ export const describeStore = Effect.map(AppConfig, (config) => `embedded PGlite 
 export const profile = <E, R, E2, R2>(
   store: Layer.Layer<Layer.Layer.Success<typeof Store>, E, R>,
   models: Layer.Layer<ModelServices, E2, R2>
-) => Layer.mergeAll(Cluster.Single, models).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
+) => Layer.mergeAll(Cluster.Single, models, SpaceClock.live).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
 
 export const Infrastructure = profile(Store, Models)

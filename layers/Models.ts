@@ -7,6 +7,8 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
+import * as Consolidation from "../src/consolidation/Consolidator.ts"
+import * as LlmConsolidation from "../src/consolidation/LlmConsolidator.ts"
 import * as Extraction from "../src/ingestion/Extractor.ts"
 import * as LlmExtraction from "../src/ingestion/LlmExtractor.ts"
 import { LanguageModels } from "../src/models/LanguageModels.ts"
@@ -60,9 +62,29 @@ export const Extractor = Layer.unwrapEffect(
   })
 )
 
-/** The embedder, the extractor and the language models over a catalog (a test may give its own). */
+/**
+ * The offline consolidation engine, unless CONSOLIDATION_MODEL names a catalog
+ * model (`local` names the offline engine); a name the catalog does not serve
+ * stops start-up naming the variable.
+ */
+export const Consolidator = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const { consolidationModel } = yield* AppConfig
+    if (Option.isNone(consolidationModel)) return Consolidation.layerOffline
+    const catalog = yield* Catalogs.Catalog
+    const spec = catalog.resolve(consolidationModel.value)
+    if (Option.isNone(spec)) {
+      return yield* new StartupError({
+        message: `CONSOLIDATION_MODEL ${consolidationModel.value} is not a served model; served: ${catalog.served}`
+      })
+    }
+    return spec.value.provider === "local" ? Consolidation.layerOffline : LlmConsolidation.layer(spec.value).pipe(Layer.provide(Llm))
+  })
+)
+
+/** The embedder, the extractor, the consolidator and the language models over a catalog (a test may give its own). */
 export const modelsOn = <E, R>(catalog: Layer.Layer<Catalogs.Catalog, E, R>) =>
-  Layer.mergeAll(Embedder, Extractor, Llm).pipe(Layer.provideMerge(catalog))
+  Layer.mergeAll(Embedder, Extractor, Consolidator, Llm).pipe(Layer.provideMerge(catalog))
 
 /** What every profile runs its models on: the embedder, the extractor, the catalog and the language models. */
 export const Models = modelsOn(Catalog)

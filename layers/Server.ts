@@ -12,6 +12,7 @@ import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
 import { Models, type ModelServices } from "./Models.ts"
+import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 
 const reason = (e: { readonly message: string; readonly cause?: unknown }) =>
@@ -36,6 +37,6 @@ export const describeStore = Effect.map(AppConfig, (config) =>
 
 /** The profile on the configured models (or a test's). */
 export const profile = <E, R>(models: Layer.Layer<ModelServices, E, R>) =>
-  Layer.mergeAll(Cluster.Socket, models).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+  Layer.mergeAll(Cluster.Socket, models, SpaceClock.live).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
 
 export const Infrastructure = profile(Models)

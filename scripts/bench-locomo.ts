@@ -1,8 +1,13 @@
 /**
- * `npm run bench:locomo -- --data FILE [--json]`: LoCoMo through the service.
- * Each conversation goes into its own fresh space (one record per turn,
- * "Speaker: text", timestamp = session date, metadata {dia_id}); then the top
- * 20 memories for every question of categories 1-4 give evidence recall@k and MRR.
+ * `npm run bench:locomo -- --data FILE [--consolidate] [--json]`: LoCoMo
+ * through the service. Each conversation goes into its own fresh space (one
+ * record per turn, "Speaker: text", timestamp = session date, metadata
+ * {dia_id}); then the top 20 facts for every question of categories 1-4 give
+ * evidence recall@k and MRR. Without --consolidate the server does not
+ * consolidate. With it, each space is consolidated first, and the bench also
+ * reports evidence recall within a 1,000-token block (`format: block`), raw
+ * facts only against the default view (notes standing in for their facts,
+ * each note credited with its facts' dia_ids).
  */
 import { readFileSync } from "node:fs"
 import { parseLocomo, RecallMeter } from "../src/retrieval/LocomoEval.ts"
@@ -10,9 +15,14 @@ import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
 const file = arg("--data", "../shared/bench/locomo-dev.json")!
 const asJson = process.argv.includes("--json")
+const consolidate = process.argv.includes("--consolidate")
 const conversations = parseLocomo(JSON.parse(readFileSync(file, "utf8")))
-const server = await startBenchServer()
+const server = await startBenchServer({ CONSOLIDATION: consolidate ? "on" : "off" })
 const meter = new RecallMeter()
+const BUDGET = 1000
+const budgeted = { raw: 0, consolidated: 0, questions: 0 }
+let consolidationMs = 0
+let notes = 0
 const latencies: Array<number> = []
 let turns = 0
 let ackMs = 0
@@ -40,11 +50,45 @@ try {
     }
     storedMs += performance.now() - started
     turns += conversation.turns.length
+
+    // The dia_ids each memory stands for: a fact its own, a note (or experience) its facts'.
+    const diaIds = new Map<string, ReadonlyArray<string>>()
+    if (consolidate) {
+      const settling = performance.now()
+      for (;;) {
+        const status = await server.call("GET", `/v1/spaces/${spaceId}/consolidation`)
+        if (status.pending_facts === 0) break
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      consolidationMs += performance.now() - settling
+      const all = await server.call("GET", `/v1/spaces/${spaceId}/memories?limit=1000&prefer_observations=false`)
+      const byId = new Map<string, any>(all.items.map((m: any) => [m.id, m]))
+      // A summary is a gist of its notes' first words, not their evidence: it is credited with nothing.
+      const credit = (id: string): ReadonlyArray<string> => {
+        const memory = byId.get(id)
+        if (!memory || memory.type === "summary") return []
+        if (memory.source_ids.length === 0) return memory.metadata?.dia_id ? [String(memory.metadata.dia_id)] : []
+        return memory.source_ids.flatMap(credit)
+      }
+      for (const id of byId.keys()) diaIds.set(id, credit(id))
+      notes += all.items.filter((m: any) => m.type !== "fact").length
+    }
+
     for (const q of conversation.questions) {
       const t = performance.now()
-      const reply = await server.call("POST", "/v1/retrieve", { space_id: spaceId, query: q.question, limit: 20 })
+      const reply = await server.call("POST", "/v1/retrieve", { space_id: spaceId, query: q.question, limit: 20, memory_type: ["fact"] })
       latencies.push(performance.now() - t)
       meter.add(q.category, q.evidence, reply.results.map((r: any) => String(r.metadata?.dia_id ?? "")))
+      if (!consolidate) continue
+      const block = (extra: Record<string, unknown>) =>
+        server.call("POST", "/v1/retrieve", { space_id: spaceId, query: q.question, limit: 100, format: "block", context_max_tokens: BUDGET, ...extra })
+      const covered = (results: ReadonlyArray<any>) => {
+        const seen = new Set(results.flatMap((r: any) => diaIds.get(r.memory_id) ?? []))
+        return q.evidence.filter((id) => seen.has(id)).length / q.evidence.length
+      }
+      budgeted.raw += covered((await block({ memory_type: ["fact"], prefer_observations: false })).results)
+      budgeted.consolidated += covered((await block({})).results)
+      budgeted.questions++
     }
     if (!asJson) console.error(`conversation ${n + 1}/${conversations.length}: ${conversation.turns.length} turns, ${conversation.questions.length} questions`)
   }
@@ -61,11 +105,26 @@ const summary = {
   ingest_stored_per_s: Number((turns / (storedMs / 1000)).toFixed(1)),
   retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
   retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
-  questions: overall.questions
+  questions: overall.questions,
+  ...(consolidate
+    ? {
+      budgeted_recall_raw: Number((budgeted.raw / budgeted.questions).toFixed(4)),
+      budgeted_recall_consolidated: Number((budgeted.consolidated / budgeted.questions).toFixed(4)),
+      syntheses: notes,
+      consolidation_seconds: Number((consolidationMs / 1000).toFixed(1))
+    }
+    : {})
 }
 console.log(meter.table())
 console.log(
   `ingest: ${summary.ingest_per_s} turns/s acknowledged, ${summary.ingest_stored_per_s} turns/s stored and indexed; ` +
     `retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms`
 )
+if (consolidate) {
+  console.log(
+    `evidence recall within a ${BUDGET}-token block: raw facts ${summary.budgeted_recall_raw}, ` +
+      `consolidated ${summary.budgeted_recall_consolidated} (${summary.syntheses} notes, experiences and summaries; ` +
+      `consolidation took ${summary.consolidation_seconds} s after storing)`
+  )
+}
 if (asJson) console.log(JSON.stringify(summary))

@@ -30,6 +30,8 @@ const MemoryColumns = Schema.Struct({
   occurred_end: Schema.NullOr(Timestamptz),
   source_ids: Schema.Array(Schema.String),
   position: Int8,
+  consolidated_at: Schema.NullOr(Timestamptz),
+  superseded_by: Schema.NullOr(Schema.String),
   created_at: Timestamptz,
   updated_at: Timestamptz
 })
@@ -56,6 +58,8 @@ const toMemory = (row: typeof MemoryColumns.Type): typeof Memory.Encoded => ({
   occurredEnd: row.occurred_end,
   sourceIds: row.source_ids,
   position: row.position,
+  consolidatedAt: row.consolidated_at,
+  supersededBy: row.superseded_by,
   createdAt: row.created_at,
   updatedAt: row.updated_at
 })
@@ -82,6 +86,8 @@ const fromMemory = (memory: typeof Memory.Encoded): typeof MemoryColumns.Type =>
   occurred_end: memory.occurredEnd,
   source_ids: memory.sourceIds,
   position: memory.position,
+  consolidated_at: memory.consolidatedAt,
+  superseded_by: memory.supersededBy,
   created_at: memory.createdAt,
   updated_at: memory.updatedAt
 })
@@ -104,7 +110,7 @@ export const IndexedMemoryFromRow = Schema.transform(IndexedColumns, IndexedMemo
 
 export const LIST_COLUMNS = `id, org_id, space_id, document_id, text, source_text, context, type, state, entities, metadata,
   tags, user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end, source_ids, position,
-  created_at, updated_at`
+  consolidated_at, superseded_by, created_at, updated_at`
 export const INDEX_COLUMNS = `${LIST_COLUMNS}, embedding, embedder`
 
 /** What was said before a change, as memory_history keeps it. */

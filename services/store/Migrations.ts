@@ -4,11 +4,17 @@ import { Effect, Layer } from "effect"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_memories.ts"
 import m0003 from "./migrations/0003_space_settings.ts"
+import m0004 from "./migrations/0004_consolidation.ts"
 
 const run = Migrator.make({})
 
 export const migrate = run({
-  loader: Migrator.fromRecord({ "0001_foundation": m0001, "0002_memories": m0002, "0003_space_settings": m0003 }),
+  loader: Migrator.fromRecord({
+    "0001_foundation": m0001,
+    "0002_memories": m0002,
+    "0003_space_settings": m0003,
+    "0004_consolidation": m0004
+  }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))
 

@@ -28,6 +28,12 @@ export interface AppConfigShape {
   readonly modelsConfig: Option.Option<string>
   /** The catalog model that extracts memories (full id, short name or tier); unset = the built-in local engine. */
   readonly extractionModel: Option.Option<string>
+  /** CONSOLIDATION: whether spaces consolidate facts into notes (default on). */
+  readonly consolidation: boolean
+  /** CONSOLIDATION_DELAY_SECONDS: how long writes to a space must have settled before it consolidates. */
+  readonly consolidationDelay: Duration.Duration
+  /** CONSOLIDATION_MODEL: the catalog model that writes notes; unset = the offline engine. */
+  readonly consolidationModel: Option.Option<string>
   /** An OpenAI-compatible embeddings endpoint; unset = the offline embedder. */
   readonly embeddings: Option.Option<{
     readonly baseUrl: string
@@ -95,6 +101,18 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   modelsDir: Config.option(Config.string("MODELS_DIR")),
   modelsConfig: Config.option(Config.string("MODELS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),
   extractionModel: Config.option(Config.string("EXTRACTION_MODEL")).pipe(
+    Config.map((name) => Option.filter(Option.map(name, (s) => s.trim()), (s) => s !== ""))
+  ),
+  consolidation: Config.literal("on", "off")("CONSOLIDATION").pipe(
+    Config.withDefault("on" as const),
+    Config.map((value) => value === "on")
+  ),
+  consolidationDelay: Config.integer("CONSOLIDATION_DELAY_SECONDS").pipe(
+    Config.validate({ message: "must be between 0 and 3600", validation: (s) => s >= 0 && s <= 3600 }),
+    Config.withDefault(5),
+    Config.map(Duration.seconds)
+  ),
+  consolidationModel: Config.option(Config.string("CONSOLIDATION_MODEL")).pipe(
     Config.map((name) => Option.filter(Option.map(name, (s) => s.trim()), (s) => s !== ""))
   ),
   embeddings: Config.option(Config.all({

@@ -6,6 +6,7 @@ import { InternalError, ServiceUnavailable } from "./Errors.ts"
 import { MemoryApi } from "./MemoryApi.ts"
 import { ModelsApi } from "./Models.ts"
 import { ChatSettingsApi } from "./ChatSettings.ts"
+import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { OrgsApi } from "./OrgsApi.ts"
 import { ProfilesApi } from "./Profiles.ts"
 import { withRawRoutes } from "./RawRoutesOpenApi.ts"
@@ -25,6 +26,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ReasonApi)
   .add(ProfilesApi)
   .add(ChatSettingsApi)
+  .add(ConsolidationApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

@@ -34,6 +34,10 @@ export const Memory = Schema.Struct({
   sourceIds: Schema.Array(MemoryId),
   /** Order of writing within the space. */
   position: Schema.Int,
+  /** A fact: when a consolidation run considered it (null while it is pending). */
+  consolidatedAt: Schema.NullOr(Schema.DateFromSelf),
+  /** A fact: the newer fact that gave the same attribute of the same subject another value. */
+  supersededBy: Schema.NullOr(MemoryId),
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf
 })

@@ -23,6 +23,8 @@ export interface IndexDoc {
   readonly position: number
   /** False for a memory that still counts in the keyword statistics but is never returned (a retired one). */
   readonly active?: boolean | undefined
+  /** A fact a newer one superseded (a changed attribute): it ranks below what it would, so the current value leads. */
+  readonly superseded?: boolean | undefined
 }
 
 export interface HybridQuery<D extends IndexDoc = IndexDoc> {
@@ -51,7 +53,9 @@ export const WEIGHTS = {
   /** How much a neighbour counts per step beyond the adjacent one. */
   decay: 0.8,
   entity: 0.25,
-  date: 0.6
+  date: 0.6,
+  /** Subtracted from a superseded fact's score, in the fused score's units. */
+  superseded: 1
 }
 
 interface Entry<D extends IndexDoc> {
@@ -259,7 +263,7 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
 
     return pool
       .map((slot) => {
-        const boost = boosts.get(slot) ?? 0
+        const boost = (boosts.get(slot) ?? 0) - (this.slots[slot]!.doc.superseded === true ? WEIGHTS.superseded : 0)
         return { slot, total: fused.get(slot)! + boost, boost }
       })
       .sort((a, b) => b.total - a.total)

@@ -67,25 +67,39 @@ export interface Scored {
   readonly score: number
 }
 
+/**
+ * Of the ranked memories, the ones returned. With `preferObservations`, a
+ * fact behind a note the recall may see is replaced by that note, which takes
+ * the place of its best-ranked fact (a note is recalled where its evidence
+ * is); the facts are reported as `dedup`, naming the note.
+ */
 export const select = (
   ranked: ReadonlyArray<Scored>,
   memories: ReadonlyMap<string, Memory>,
-  recall: Recall
+  recall: Recall,
+  /** The note (or other synthesis) a fact is behind, when the recall may see it. */
+  coveringNote: (factId: string) => Memory | undefined = () => undefined
 ): { included: ReadonlyArray<Scored>; excluded: ReadonlyArray<Exclusion> } => {
   const excluded: Array<Exclusion> = []
   let kept: ReadonlyArray<Scored> = ranked
   if (recall.preferObservations) {
-    const coveredBy = new Map<string, string>()
+    const placed = new Set<string>()
+    const out: Array<Scored> = []
     for (const hit of ranked) {
-      const memory = memories.get(hit.id)
-      if (memory && memory.type !== "fact") for (const source of memory.sourceIds) coveredBy.set(source, hit.id)
+      const note = memories.get(hit.id)?.type === "fact" ? coveringNote(hit.id) : undefined
+      if (note !== undefined) {
+        excluded.push({ memory_id: hit.id, reason: "dedup", detail: `covered by ${note.id}` })
+        if (!placed.has(note.id)) {
+          placed.add(note.id)
+          out.push({ id: note.id, score: hit.score })
+        }
+        continue
+      }
+      if (placed.has(hit.id)) continue
+      placed.add(hit.id)
+      out.push(hit)
     }
-    kept = kept.filter((hit) => {
-      const note = coveredBy.get(hit.id)
-      if (note === undefined || memories.get(hit.id)?.type !== "fact") return true
-      excluded.push({ memory_id: hit.id, reason: "dedup", detail: `covered by ${note}` })
-      return false
-    })
+    kept = out
   }
   if (recall.minScore !== null) {
     const floor = recall.minScore

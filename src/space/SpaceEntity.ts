@@ -7,16 +7,20 @@
  */
 import { Entity } from "@effect/cluster"
 import { Effect, Layer, Metric, Queue } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
+import { AppConfig, type AppConfigShape } from "../config/AppConfig.ts"
+import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
 import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { ReadPriority, yieldToIo } from "../../services/EventLoop.ts"
+import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import { makeConsolidation } from "./ConsolidationLoop.ts"
 import { makeDrain } from "./DrainLoop.ts"
+import { SpaceClock } from "./SpaceClock.ts"
 import { makeRecall } from "./SpaceRecall.ts"
 import { SpaceState } from "./SpaceState.ts"
 import { containDefects, makeWriter } from "./SpaceWriter.ts"
@@ -30,7 +34,7 @@ export const spacesActive = Metric.gauge("engram_spaces_active", { description: 
 /** Memories put in the index between turns for pending I/O while a large space loads. */
 const LOAD_CHUNK = 2000
 
-const makeSpace = Effect.gen(function*() {
+const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const space = parseSpaceEntityId(address.entityId)
   const repo = yield* MemoryRepo
@@ -38,6 +42,9 @@ const makeSpace = Effect.gen(function*() {
   const jobs = yield* JobRepo
   const extractor = yield* Extractor
   const embedder = yield* Embedder
+  const consolidator = yield* Consolidator
+  const runs = yield* ConsolidationRepo
+  const clock = yield* SpaceClock
   yield* Effect.annotateCurrentSpan({ org_id: space.orgId, space_id: space.spaceId })
 
   yield* Metric.increment(spaceActivations)
@@ -63,12 +70,16 @@ const makeSpace = Effect.gen(function*() {
     }
     loaded = true
     yield* Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: memories.length }))
+    // Facts left pending (a restart, a moved shard, a failed run) are consolidated once things settle.
+    if (memories.some((m) => m.type === "fact" && m.consolidatedAt === null && m.state === "active")) yield* factsChanged
   }).pipe(Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
   const ensureLoaded = Effect.suspend(() =>
     loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
   )
 
   const priority = yield* ReadPriority
+  // Set once the consolidation loop exists (the writer, made first, tells it about changed facts).
+  let factsChanged: Effect.Effect<void> = Effect.void
   const preparation = makePreparation({
     extractor,
     embedder,
@@ -81,6 +92,8 @@ const makeSpace = Effect.gen(function*() {
     repo,
     jobs,
     spaces: spaceRepo,
+    consolidation: runs,
+    onFactsChanged: Effect.suspend(() => factsChanged),
     embedOne: preparation.embedOne,
     beforeHeavyWrite: priority.beforeHeavyWrite,
     unload: () => {
@@ -100,6 +113,26 @@ const makeSpace = Effect.gen(function*() {
   // Whatever was queued before this activation (a restart, a moved shard) is drained now.
   yield* Queue.offer(wake, undefined)
 
+  if (config.consolidation) {
+    const consolidation = yield* makeConsolidation({
+      space,
+      state,
+      writer,
+      consolidator,
+      embedder,
+      runs,
+      delay: config.consolidationDelay,
+      clock,
+      beforeHeavyWrite: priority.beforeHeavyWrite
+    })
+    factsChanged = consolidation.nudge
+    const consolidateStep = ensureLoaded.pipe(
+      Effect.zipRight(consolidation.step),
+      Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
+    )
+    yield* supervise({ loop: "consolidate", space, signal: consolidation.signal, step: consolidateStep })
+  }
+
   const write = (item: WriteItem) =>
     Effect.gen(function*() {
       const prepared = yield* preparation.prepare(item)
@@ -114,7 +147,7 @@ const makeSpace = Effect.gen(function*() {
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
-    Wake: () => Queue.offer(wake, undefined).pipe(Effect.asVoid),
+    Wake: () => Queue.offer(wake, undefined).pipe(Effect.zipRight(factsChanged)),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
     Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(guarded)
   })
@@ -126,5 +159,6 @@ const makeSpace = Effect.gen(function*() {
  * through the entity's one writer.
  */
 export const SpaceEntityLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => SpaceEntity.toLayer(makeSpace, { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
+  Effect.map(AppConfig, (config) =>
+    SpaceEntity.toLayer(makeSpace(config), { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
 )

@@ -11,9 +11,36 @@ import type { Recall, RecallResult } from "../domain/SpaceProtocol.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
 import { engineExclusions } from "./EngineStages.ts"
-import { select } from "./Selection.ts"
+import { narrowing, select } from "./Selection.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import { unavailable } from "./WritePreparation.ts"
+
+/**
+ * A fact a newer one superseded (a changed attribute) never ranks above the
+ * fact that superseded it: when both are ranked, it moves to just after it.
+ */
+export const currentFirst = <H extends { readonly id: string; readonly score: number }>(hits: ReadonlyArray<H>, state: SpaceState) => {
+  const at = new Map(hits.map((hit, i) => [hit.id, i]))
+  const moved = new Map<string, Array<H>>()
+  const out: Array<H> = []
+  const emit = (hit: H, ceiling: number) => {
+    const placed = { ...hit, score: Math.min(hit.score, ceiling) }
+    out.push(placed)
+    for (const follower of moved.get(hit.id) ?? []) emit(follower, placed.score)
+  }
+  for (const hit of hits) {
+    const by = state.get(hit.id)?.supersededBy ?? null
+    const byAt = by === null ? undefined : at.get(by)
+    if (by !== null && byAt !== undefined && byAt > at.get(hit.id)!) {
+      const list = moved.get(by) ?? []
+      list.push(hit)
+      moved.set(by, list)
+      continue
+    }
+    emit(hit, hit.score)
+  }
+  return out
+}
 
 export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: SpaceState; readonly embedder: EmbedderShape }) => {
   const { embedder, space, state } = deps
@@ -26,9 +53,11 @@ export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: Spa
       const cap = Math.min(100, recall.limit + 50)
       const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
       // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
-      const hits = rank(recall.mode, recall.full ? cap + 50 : cap)
+      const hits = currentFirst(rank(recall.mode, recall.full ? cap + 50 : cap), state)
       const considered = hits.slice(0, cap)
-      const selection = select(considered, state.memories, recall)
+      const narrow = narrowing(recall)
+      const selection = select(considered, state.memories, recall, (factId) =>
+        state.coveringNote(factId, (note) => narrow === undefined || narrow(note)))
       const included = selection.included
       const excluded = recall.full
         ? engineExclusions({

@@ -24,6 +24,10 @@ export class SpaceState {
   readonly memories = new Map<string, IndexedMemory>()
   readonly index: HybridIndex<MemoryDoc>
   private next = 0
+  /** Memory ids per document, so a write knows what replacing a document takes with it. */
+  private readonly documents = new Map<string, Set<string>>()
+  /** For each memory, the syntheses (notes, experiences, summaries) that list it among their sources. */
+  private readonly builtOn = new Map<string, Set<string>>()
 
   constructor(readonly embedderId: string, wordVectors?: WordVectors) {
     this.index = new HybridIndex<MemoryDoc>(wordVectors)
@@ -54,10 +58,12 @@ export class SpaceState {
       vector: memory.embedding !== null && memory.embedder === this.embedderId ? bytesToVector(memory.embedding) : undefined,
       entities: memory.entities.map((e) => e.name),
       eventTime: (memory.occurredStart ?? memory.eventTime).getTime(),
-      groupKey: groupKeyOf(memory),
+      // A synthesis stands apart: it is no turn of a conversation, so it is nobody's neighbour.
+      groupKey: memory.sourceIds.length > 0 ? null : groupKeyOf(memory),
       position: memory.position,
       // Retired memories keep counting in the keyword statistics, as they always have, but no recall sees them.
       active: memory.state === "active",
+      superseded: memory.supersededBy !== null,
       memory
     }
   }
@@ -76,14 +82,71 @@ export class SpaceState {
   }
 
   put(memory: IndexedMemory) {
+    const previous = this.memories.get(memory.id)
+    if (previous) this.unlink(previous)
     this.memories.set(memory.id, memory)
+    this.link(memory)
     this.index.upsert(this.toDoc(memory))
     if (memory.position >= this.next) this.next = memory.position + 1
   }
 
   remove(id: string) {
+    const previous = this.memories.get(id)
+    if (previous) this.unlink(previous)
     this.memories.delete(id)
     this.index.remove(id)
+  }
+
+  /** The memories a write to this document replaces. */
+  ofDocument(documentId: string): ReadonlyArray<string> {
+    return [...(this.documents.get(documentId) ?? [])]
+  }
+
+  /** The note or experience a fact is behind, if any is active and `admits` it. */
+  coveringNote(factId: string, admits: (memory: IndexedMemory) => boolean): IndexedMemory | undefined {
+    for (const id of this.builtOn.get(factId) ?? []) {
+      const memory = this.memories.get(id)
+      if (memory && (memory.type === "note" || memory.type === "experience") && memory.state === "active" && admits(memory)) return memory
+    }
+    return undefined
+  }
+
+  /** The syntheses built on any of `ids`, and the summaries built on those. */
+  dependentsOf(ids: Iterable<string>): ReadonlyArray<IndexedMemory> {
+    const found = new Map<string, IndexedMemory>()
+    const visit = (id: string) => {
+      for (const dependent of this.builtOn.get(id) ?? []) {
+        if (found.has(dependent)) continue
+        const memory = this.memories.get(dependent)
+        if (!memory) continue
+        found.set(dependent, memory)
+        visit(dependent)
+      }
+    }
+    for (const id of ids) visit(id)
+    return [...found.values()]
+  }
+
+  private link(memory: IndexedMemory) {
+    let members = this.documents.get(memory.documentId)
+    if (!members) this.documents.set(memory.documentId, (members = new Set()))
+    members.add(memory.id)
+    for (const source of memory.sourceIds) {
+      let dependents = this.builtOn.get(source)
+      if (!dependents) this.builtOn.set(source, (dependents = new Set()))
+      dependents.add(memory.id)
+    }
+  }
+
+  private unlink(memory: IndexedMemory) {
+    const members = this.documents.get(memory.documentId)
+    members?.delete(memory.id)
+    if (members?.size === 0) this.documents.delete(memory.documentId)
+    for (const source of memory.sourceIds) {
+      const dependents = this.builtOn.get(source)
+      dependents?.delete(memory.id)
+      if (dependents?.size === 0) this.builtOn.delete(source)
+    }
   }
 
   /** What a committed write changed: the memories it replaced go, the ones it stored come in. */

@@ -1,25 +1,32 @@
 /**
  * The cluster's one waker: a singleton (it runs on exactly one runner, and
  * moves when that runner goes) that reads which spaces have work due in the
- * store and sends each a Wake. That is how a space whose entity passivated,
- * or whose runner died, still runs its queued writes: the entity is
- * activated wherever its shard now lives, and drains.
+ * store and sends each a Wake: queued writes, and facts pending consolidation
+ * since before the settling delay. That is how a space whose entity
+ * passivated, or whose runner died, still runs what is due: the entity is
+ * activated wherever its shard now lives.
  */
 import { Singleton } from "@effect/cluster"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import type { SpaceRef } from "../domain/Ids.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
+import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 
 const sweep = Effect.gen(function*() {
+  const config = yield* AppConfig
   const jobs = yield* JobRepo
+  const runs = yield* ConsolidationRepo
   const entity = yield* SpaceEntity.client
-  const due = yield* jobs.spacesWithQueued
-  yield* Effect.forEach(due, (space) => entity(spaceEntityId(space)).Wake(undefined, { discard: true }), {
-    concurrency: 8,
-    discard: true
-  })
-  yield* Effect.annotateCurrentSpan({ spaces: due.length })
+  const now = yield* Clock.currentTimeMillis
+  const queued = yield* jobs.spacesWithQueued
+  const pending = config.consolidation
+    ? yield* runs.spacesWithPending(new Date(now - Duration.toMillis(config.consolidationDelay)))
+    : []
+  const due = new Map<string, SpaceRef>([...queued, ...pending].map((space) => [spaceEntityId(space), space]))
+  yield* Effect.forEach(due.keys(), (id) => entity(id).Wake(undefined, { discard: true }), { concurrency: 8, discard: true })
+  yield* Effect.annotateCurrentSpan({ queued: queued.length, pending: pending.length })
 }).pipe(Effect.withSpan("SpaceWaker.sweep"))
 
 export const SpaceWaker = Layer.unwrapEffect(Effect.gen(function*() {
@@ -33,5 +40,3 @@ export const SpaceWaker = Layer.unwrapEffect(Effect.gen(function*() {
     )
   )
 }))
-
-export const DEFAULT_WAKE_INTERVAL = Duration.seconds(5)

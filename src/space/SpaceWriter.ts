@@ -7,17 +7,31 @@
  */
 import { Cause, Clock, Effect, Either, Option } from "effect"
 import { InternalError, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
-import type { SpaceRef } from "../domain/Ids.ts"
-import type { IndexedMemory } from "../domain/Memory.ts"
+import type { MemoryId, SpaceRef } from "../domain/Ids.ts"
+import type { IndexedMemory, Memory } from "../domain/Memory.ts"
 import type { MemoryEdit } from "../domain/SpaceProtocol.ts"
+import type { ConsolidationRepo, RunRecord, Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import type { ItemOutcome, JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
+import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { PreparedItem } from "./WritePreparation.ts"
 
 type Vector = { readonly vector: Float32Array; readonly embedder: string } | null
+
+/** What a consolidation run changes, planned on the index as it was; applied only if its sources are unchanged. */
+export interface Consolidated {
+  readonly create: ReadonlyArray<Synthesis>
+  readonly update: ReadonlyArray<{ readonly before: Memory; readonly after: Synthesis }>
+  readonly remove: ReadonlyArray<MemoryId>
+  readonly considered: ReadonlyArray<MemoryId>
+  readonly superseded: ReadonlyArray<{ readonly fact: MemoryId; readonly by: MemoryId }>
+  /** Every memory the plan read, as it read it: a change to any since means the plan is stale. */
+  readonly basedOn: ReadonlyArray<Memory>
+  readonly run: Pick<RunRecord, "engine" | "startedAt">
+}
 
 /**
  * A defect while changing the space (the store refusing a statement, a bug)
@@ -38,6 +52,9 @@ export const makeWriter = (deps: {
   readonly repo: MemoryRepo
   readonly jobs: JobRepo
   readonly spaces: SpaceRepo
+  readonly consolidation: ConsolidationRepo
+  /** Facts were written, changed or removed: consolidation has work. */
+  readonly onFactsChanged: Effect.Effect<void>
   /** Forgets that the space was loaded (after it was deleted). */
   readonly unload: () => void
   /** Waits for recalls in progress and takes a turn of its own before a change starts. */
@@ -46,7 +63,8 @@ export const makeWriter = (deps: {
   readonly embedOne: (text: string) => Effect.Effect<Vector, ServiceUnavailable>
 }) =>
   Effect.gen(function*() {
-    const { embedOne, jobs, repo, space, spaces, state } = deps
+    const { consolidation, embedOne, jobs, onFactsChanged, repo, space, spaces, state } = deps
+    const provenance = makeProvenance({ space, state, consolidation })
     const permit = yield* Effect.makeSemaphore(1)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -58,14 +76,25 @@ export const makeWriter = (deps: {
         Effect.withSpan(`Space.${operation}`)
       )
 
-    /** A synchronous write: stored, then indexed; answers the stored memories. */
+    /**
+     * A synchronous write: stored, then indexed; answers the stored memories.
+     * One statement, unless it replaces a document that notes are built on.
+     */
     const write = (prepared: DocumentWrites) =>
       Effect.gen(function*() {
         const at = yield* now
-        const stored = yield* repo.statement(repo.insertDocuments(space, [prepared], state.nextPosition, at))
+        const insert = repo.insertDocuments(space, [prepared], state.nextPosition, at)
+        const replaces = provenance.touches(state.ofDocument(prepared.document.documentId))
+        const { stored, unbuilt } = replaces
+          ? yield* repo.transaction(Effect.gen(function*() {
+            const stored = yield* insert
+            return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at) }
+          }))
+          : { stored: yield* repo.statement(insert), unbuilt: nothingUnbuilt }
         state.apply(stored)
+        provenance.apply(unbuilt)
         return stored.memories
-      }).pipe(exclusive("write"))
+      }).pipe(exclusive("write"), Effect.tap(() => onFactsChanged))
 
     /**
      * A group of queued items, stored and settled in one transaction: an item
@@ -89,10 +118,12 @@ export const makeWriter = (deps: {
             const write = prepared[i]!
             return Either.isRight(write) && live.has(`${item.jobId}/${item.position}`) ? [write.right] : []
           })
-          return yield* repo.insertDocuments(space, writes, state.nextPosition, at)
+          const stored = yield* repo.insertDocuments(space, writes, state.nextPosition, at)
+          return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at) }
         }))
-        state.apply(stored)
-      }).pipe(exclusive("storeQueued"), Effect.annotateSpans({ items: items.length }))
+        state.apply(stored.stored)
+        provenance.apply(stored.unbuilt)
+      }).pipe(exclusive("storeQueued"), Effect.tap(() => onFactsChanged), Effect.annotateSpans({ items: items.length }))
 
     /** Marks queued items failed, with nothing stored. */
     const failQueued = (items: ReadonlyArray<QueuedItem>, error: string) =>
@@ -125,21 +156,66 @@ export const makeWriter = (deps: {
             embedding: vector
           }
           const kind = next.state !== memory.state ? (next.state === "retired" ? "retired" : "restored") : "edited"
+          // A fact whose words or state change takes the notes built on it along; if active, it is consolidated anew.
+          const reconsider = memory.type === "fact" && (next.text !== memory.text || next.state !== memory.state)
           const at = yield* now
-          const updated = yield* repo.transaction(repo.update(memory, next, kind, at))
-          if (Option.isNone(updated)) return yield* missing(change.memoryId)
-          state.put(updated.value)
-          return updated.value
+          const result = yield* repo.transaction(Effect.gen(function*() {
+            const updated = yield* repo.update(memory, next, kind, at)
+            if (Option.isNone(updated) || !reconsider) return { updated, unbuilt: nothingUnbuilt }
+            const again = next.state === "active" ? [memory.id] : []
+            return { updated, unbuilt: yield* provenance.unbuild([memory.id], at, again) }
+          }))
+          if (Option.isNone(result.updated)) return yield* missing(change.memoryId)
+          state.put(result.updated.value)
+          provenance.apply(result.unbuilt)
+          if (reconsider) yield* onFactsChanged
+          return state.get(change.memoryId) ?? result.updated.value
         }).pipe(exclusive("edit"))
       })
 
-    /** Deletes a memory; answers whether it existed. */
+    /** Deletes a memory, and what was built on it; answers whether it existed. */
     const forget = (id: string) =>
       Effect.gen(function*() {
-        const deleted = yield* repo.transaction(repo.delete(space, id))
+        const at = yield* now
+        const { deleted, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+          const deleted = yield* repo.delete(space, id)
+          return { deleted, unbuilt: deleted ? yield* provenance.unbuild([id], at) : nothingUnbuilt }
+        }))
         if (deleted) state.remove(id)
+        provenance.apply(unbuilt)
+        if (unbuilt.removed.length > 0) yield* onFactsChanged
         return deleted
       }).pipe(exclusive("forget"))
+
+    /**
+     * A consolidation run's changes, in one transaction with the record of the
+     * run. A plan made on memories that changed since (written, edited,
+     * deleted meanwhile) is dropped, not applied: answers whether it was applied.
+     */
+    const applyConsolidation = (changes: Consolidated) =>
+      Effect.gen(function*() {
+        const stale = changes.basedOn.some((m) => state.get(m.id)?.updatedAt.getTime() !== m.updatedAt.getTime())
+        if (stale) return false
+        const at = yield* now
+        const written = yield* repo.transaction(Effect.gen(function*() {
+          const created = yield* consolidation.insert(space, changes.create, state.nextPosition, at)
+          const updated = yield* consolidation.rewrite(space, changes.update, at)
+          const removed = yield* consolidation.remove(space, changes.remove)
+          const settled = yield* consolidation.settle(space, changes.considered, changes.superseded, at)
+          yield* consolidation.recordRun(space, {
+            ...changes.run,
+            facts: changes.considered.length,
+            created: created.length,
+            updated: updated.length,
+            deleted: removed.length,
+            error: null
+          }, at)
+          return { changed: [...created, ...updated, ...settled], removed }
+        }))
+        for (const { id } of written.removed) state.remove(id)
+        for (const memory of written.changed) state.put(memory)
+        return true
+      }).pipe(exclusive("consolidate"))
 
     /** Deletes the space with everything in it; the index goes too. Answers whether it existed. */
     const deleteSpace = Effect.gen(function*() {
@@ -149,7 +225,7 @@ export const makeWriter = (deps: {
       return deleted
     }).pipe(exclusive("deleteSpace"))
 
-    return { write, storeQueued, failQueued, edit, forget, deleteSpace }
+    return { write, storeQueued, failQueued, edit, forget, applyConsolidation, deleteSpace }
   })
 
 export type SpaceWriter = Effect.Effect.Success<ReturnType<typeof makeWriter>>

@@ -28,7 +28,10 @@ export const testSettings: AppConfigShape = {
   modelsDir: process.env.ENGRAM_TEST_MODELS_DIR ?? "",
   embeddings: Option.none(),
   modelsConfig: Option.none(),
-  extractionModel: Option.none()
+  extractionModel: Option.none(),
+  consolidation: true,
+  consolidationDelay: Duration.seconds(1),
+  consolidationModel: Option.none()
 }
 
 export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })

@@ -1,0 +1,64 @@
+/**
+ * What consolidation reads off a memory: whose it is (scope), who or what it
+ * is about (subject), whether it is the agent's own experience, and its
+ * content terms (stemmed, stopwords and the subject's own name left out).
+ */
+import type { Memory } from "../domain/Memory.ts"
+import { splitSpeaker } from "../ingestion/Speaker.ts"
+import { terms, words } from "../retrieval/Text.ts"
+import { informative } from "./Sentences.ts"
+
+export type SynthesisKind = "note" | "experience"
+
+export interface FactView {
+  readonly memory: Memory
+  /** Facts of one bucket may share a note: same user and agent scope, same subject, same kind. */
+  readonly bucket: string
+  readonly subject: string | null
+  readonly kind: SynthesisKind
+  /** Its informative sentences (no questions, no pleasantries); empty when it has none. */
+  readonly gist: string
+  /** Content terms of the gist. */
+  readonly terms: ReadonlySet<string>
+  readonly entities: ReadonlySet<string>
+  /** When what it says happened. */
+  readonly time: number
+}
+
+/** The speaker of "Name: ..." content, else the user the memory was written for. */
+export const subjectOf = (memory: Memory): string | null =>
+  splitSpeaker(memory.sourceText).speaker ?? splitSpeaker(memory.text).speaker ?? memory.userId
+
+const ASSISTANT = /^(assistant|ai|agent|bot)$/i
+
+/** What the agent recorded of itself (agent scope, or the assistant's turns) becomes experience; the rest notes. */
+export const kindOf = (memory: Memory, subject: string | null): SynthesisKind =>
+  (memory.agentId !== null && memory.userId === null) || (subject !== null && ASSISTANT.test(subject)) || memory.type === "experience"
+    ? "experience"
+    : "note"
+
+export const bucketOf = (memory: Memory, subject: string | null, kind: SynthesisKind) =>
+  `${kind}|${memory.userId ?? ""}|${memory.agentId ?? ""}|${(subject ?? "").toLowerCase()}`
+
+/** The subject's name: who a fact is about, not what it says. */
+const namesOf = (subject: string | null) => new Set(subject === null ? [] : words(subject))
+
+export const view = (memory: Memory): FactView => {
+  const subject = subjectOf(memory)
+  const kind = kindOf(memory, subject)
+  const names = namesOf(subject)
+  const gist = informative(memory.text.replace(/^[^:]{1,40}:\s+/, ""), names)
+  const own = new Set(subject === null ? [] : terms(subject))
+  return {
+    memory,
+    bucket: bucketOf(memory, subject, kind),
+    subject,
+    kind,
+    gist,
+    terms: new Set(terms(gist).filter((t) => !own.has(t) && !names.has(t) && !/^\d+$/.test(t))),
+    entities: new Set(
+      memory.entities.map((e) => e.name.toLowerCase()).filter((name) => subject === null || name !== subject.toLowerCase())
+    ),
+    time: (memory.occurredStart ?? memory.eventTime).getTime()
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * The space's consolidation loop: a few seconds after writes settle (and on
+ * the waker's sweep), the pending facts, oldest first, are planned into notes
+ * (offline), the notes are written (offline or by a model, outside the
+ * writer), summaries follow the notes, and the whole run is applied in one
+ * transaction with its record. A failed run is recorded and retried by the
+ * supervised loop; its facts stay pending, so nothing is lost to a crash.
+ */
+import { type Clock, Duration, Effect, Queue } from "effect"
+import type { SpaceRef } from "../domain/Ids.ts"
+import type { EntityRef, Memory } from "../domain/Memory.ts"
+import { type Consolidator, ConsolidationFailure } from "../consolidation/Consolidator.ts"
+import { subjectOf } from "../consolidation/Facts.ts"
+import { type GroupPlan, planGroups, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
+import { summaryText } from "../consolidation/Synthesis.ts"
+import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
+import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import type { ConsolidationRepo, Synthesis } from "../../services/store/ConsolidationRepo.ts"
+import { newMemoryId } from "../../services/store/MemoryRows.ts"
+import type { SpaceState } from "./SpaceState.ts"
+import type { SpaceWriter } from "./SpaceWriter.ts"
+import type { LoopStep } from "./SupervisedLoop.ts"
+import { unavailable } from "./WritePreparation.ts"
+
+/** Pending facts planned per run: a run is one transaction, and recall must not wait long behind its planning. */
+export const RUN_FACTS = 200
+
+const newId = () => newMemoryId(randomBase62(20))
+
+const uniqueEntities = (memories: ReadonlyArray<Memory>, limit = 24): ReadonlyArray<EntityRef> => {
+  const seen = new Map<string, EntityRef>()
+  for (const memory of memories) for (const entity of memory.entities) if (!seen.has(entity.name.toLowerCase())) seen.set(entity.name.toLowerCase(), entity)
+  return [...seen.values()].slice(0, limit)
+}
+
+const span = (memories: ReadonlyArray<Memory>) => {
+  const starts = memories.map((m) => (m.occurredStart ?? m.eventTime).getTime())
+  const ends = memories.map((m) => (m.occurredEnd ?? m.occurredStart ?? m.eventTime).getTime())
+  return {
+    eventTime: new Date(Math.max(...memories.map((m) => m.eventTime.getTime()))),
+    occurredStart: new Date(Math.min(...starts)),
+    occurredEnd: new Date(Math.max(...ends))
+  }
+}
+
+const noteOf = (group: GroupPlan, text: string): Omit<Synthesis, "embedding" | "embedder"> => {
+  const sources = group.facts.map((f) => f.memory)
+  return {
+    id: group.id,
+    type: group.kind,
+    text,
+    entities: uniqueEntities(sources),
+    metadata: {
+      ...(group.subject === null ? {} : { subject: group.subject }),
+      ...(group.change === null ? {} : { attribute: group.change.attribute })
+    },
+    tags: [...new Set(sources.flatMap((m) => m.tags))],
+    userId: sources[0]!.userId,
+    agentId: sources[0]!.agentId,
+    ...span(sources),
+    sourceIds: sources.map((m) => m.id)
+  }
+}
+
+const summaryOf = (plan: SummaryPlan): Omit<Synthesis, "embedding" | "embedder"> => ({
+  id: plan.id,
+  type: "summary",
+  text: summaryText(plan.about, plan.notes),
+  entities: uniqueEntities(plan.notes, 12),
+  metadata: { summary_of: plan.key },
+  tags: [],
+  userId: plan.userId,
+  agentId: plan.agentId,
+  ...span(plan.notes),
+  sourceIds: plan.notes.map((n) => n.id)
+})
+
+export const makeConsolidation = (deps: {
+  readonly space: SpaceRef
+  readonly state: SpaceState
+  readonly writer: SpaceWriter
+  readonly consolidator: Consolidator["Type"]
+  readonly embedder: EmbedderShape
+  readonly runs: ConsolidationRepo
+  /** How long writes must have settled before a run. */
+  readonly delay: Duration.Duration
+  /** The space's timers (debounces); the live clock, or a test's. */
+  readonly clock: Clock.Clock
+  readonly beforeHeavyWrite: Effect.Effect<void>
+}) =>
+  Effect.gen(function*() {
+    const { clock, consolidator, embedder, runs, space, state, writer } = deps
+    const scope = yield* Effect.scope
+    const signal = yield* Queue.sliding<void>(1)
+    let lastChange = 0
+    let waiting = false
+
+    /** Runs once no change has come for `delay`. */
+    const waitForQuiet: Effect.Effect<void> = Effect.suspend(() => {
+      const quietFor = clock.unsafeCurrentTimeMillis() - lastChange
+      const left = Duration.toMillis(deps.delay) - quietFor
+      if (left <= 0) {
+        waiting = false
+        return Queue.offer(signal, undefined).pipe(Effect.asVoid)
+      }
+      return Effect.zipRight(clock.sleep(Duration.millis(left)), waitForQuiet)
+    })
+
+    /** Facts changed: consolidate once writes have settled for `delay`. */
+    const nudge = Effect.suspend(() => {
+      lastChange = clock.unsafeCurrentTimeMillis()
+      if (waiting) return Effect.void
+      waiting = true
+      return Effect.forkIn(waitForQuiet, scope).pipe(Effect.asVoid)
+    })
+
+    const pendingFacts = () =>
+      [...state.memories.values()]
+        .filter((m) => m.type === "fact" && m.state === "active" && m.consolidatedAt === null)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position)
+
+    const embedAll = (texts: ReadonlyArray<string>) =>
+      texts.length === 0
+        ? Effect.succeed<ReadonlyArray<Float32Array>>([])
+        : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
+
+    const run = Effect.gen(function*() {
+      const pending = pendingFacts()
+      if (pending.length === 0) return { more: false, lagMs: 0 } satisfies LoopStep
+      const started = new Date(clock.unsafeCurrentTimeMillis())
+      const batch = pending.slice(0, RUN_FACTS)
+      yield* deps.beforeHeavyWrite
+      const snapshot = [...state.memories.values()]
+      const planned = planGroups(snapshot, batch.map((m) => m.id), newId)
+
+      const notes = new Map<string, Omit<Synthesis, "embedding" | "embedder">>()
+      for (const group of planned.groups) {
+        notes.set(group.id, noteOf(group, yield* consolidator.write(group)))
+        yield* deps.beforeHeavyWrite
+      }
+
+      // Summaries follow the notes as they will be after this run.
+      const current = snapshot.filter((m) => m.type === "note" && m.state === "active" && !notes.has(m.id))
+      const afterRun: Array<{ memory: Memory; subject: string | null }> = current.map((memory) => ({
+        memory,
+        subject: typeof memory.metadata["subject"] === "string" ? memory.metadata["subject"] : subjectOf(memory)
+      }))
+      for (const group of planned.groups) {
+        if (group.kind !== "note") continue
+        const note = notes.get(group.id)!
+        const memory: Memory = {
+          ...(group.existing ?? group.facts[0]!.memory),
+          ...note,
+          id: group.id,
+          type: "note",
+          state: "active",
+          sourceIds: note.sourceIds,
+          updatedAt: started
+        }
+        afterRun.push({ memory, subject: group.subject })
+      }
+      const summaries = planSummaries(afterRun, snapshot.filter((m) => m.type === "summary" && m.state === "active"), newId)
+      const summaryNotes = new Map(summaries.write.map((plan) => [plan.id, summaryOf(plan)]))
+
+      const written = [...notes.values(), ...summaryNotes.values()]
+      const vectors = yield* embedAll(written.map((s) => s.text))
+      const withVectors = written.map((s, i): Synthesis => ({
+        ...s,
+        embedding: vectors[i] ?? null,
+        embedder: vectors[i] ? embedder.id : null
+      }))
+      const existing = new Map<string, Memory>([
+        ...planned.groups.flatMap((g) => (g.existing ? [[g.id, g.existing] as const] : [])),
+        ...summaries.write.flatMap((p) => (p.existing ? [[p.id, p.existing] as const] : []))
+      ])
+      const basedOn = [
+        ...batch,
+        ...planned.groups.flatMap((g) => g.facts.map((f) => f.memory)),
+        ...existing.values(),
+        ...summaries.write.flatMap((p) => p.notes.filter((n) => state.get(n.id) !== undefined && !notes.has(n.id)))
+      ]
+      const applied = yield* writer.applyConsolidation({
+        create: withVectors.filter((s) => !existing.has(s.id)),
+        update: withVectors.flatMap((s) => {
+          const before = existing.get(s.id)
+          return before ? [{ before, after: s }] : []
+        }),
+        remove: summaries.remove,
+        considered: planned.considered,
+        superseded: planned.superseded,
+        basedOn,
+        run: { engine: consolidator.engine, startedAt: started }
+      })
+      yield* Effect.annotateCurrentSpan({
+        engine: consolidator.engine,
+        facts: batch.length,
+        notes: notes.size,
+        summaries: summaryNotes.size,
+        applied
+      })
+      return {
+        more: !applied || pending.length > batch.length,
+        lagMs: clock.unsafeCurrentTimeMillis() - batch[0]!.createdAt.getTime()
+      } satisfies LoopStep
+    })
+
+    /** One run; a failure is recorded as the run's outcome, then fails the step (the loop retries it). */
+    const step = run.pipe(
+      Effect.tapError((error) =>
+        error instanceof ConsolidationFailure
+          ? runs.recordFailure(space, {
+            engine: consolidator.engine,
+            facts: Math.min(RUN_FACTS, pendingFacts().length),
+            created: 0,
+            updated: 0,
+            deleted: 0,
+            error: error.message,
+            startedAt: new Date(clock.unsafeCurrentTimeMillis())
+          }, new Date(clock.unsafeCurrentTimeMillis())).pipe(Effect.ignore)
+          : Effect.void
+      )
+    )
+
+    return { nudge, signal: Queue.take(signal), now: Queue.offer(signal, undefined).pipe(Effect.asVoid), step }
+  })
