@@ -16,6 +16,7 @@ import { SpaceProfiles } from "../src/reason/SpaceProfiles.ts"
 import { UserProfiles } from "../src/reason/UserProfiles.ts"
 import { MemoryService } from "../src/space/MemoryService.ts"
 import { Receipts } from "../src/space/Receipts.ts"
+import { MemoryModels } from "../src/memoryModels/MemoryModels.ts"
 import { ConsolidationStatusService } from "../src/space/ConsolidationStatus.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
@@ -25,10 +26,20 @@ import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
+import { ModelRepo } from "../services/store/ModelRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
-  Layer.provide([MemoryRepo.Default, JobRepo.Default, SpaceRepo.Default, ConsolidationRepo.Default, ReadPriority.Default])
+  Layer.provide([
+    MemoryRepo.Default,
+    JobRepo.Default,
+    SpaceRepo.Default,
+    ConsolidationRepo.Default,
+    ModelRepo.Default,
+    ReasonSettings.Default,
+    SpaceProfiles.Default,
+    ReadPriority.Default
+  ])
 )
 
 /** The services the HTTP handlers call. */
@@ -46,6 +57,7 @@ export const Services = Layer.mergeAll(
   SpaceProfiles.Default,
   UserProfiles.Default,
   ConsolidationStatusService.Default,
+  MemoryModels.Default,
   ReadPriority.Default
 )
 

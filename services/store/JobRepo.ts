@@ -58,6 +58,16 @@ const QueuedRow = Schema.Struct({
 
 const decodeWrite = Schema.decodeUnknownEither(WriteItem)
 
+/** A memory model's refresh, queued as a job of its space. */
+export const RefreshRequest = Schema.Struct({ modelId: Schema.String })
+
+export interface QueuedRefresh {
+  readonly item: QueuedItem
+  readonly modelId: Either.Either<string, string>
+}
+
+const decodeRefresh = Schema.decodeUnknownEither(RefreshRequest)
+
 const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
   jobId: row.job_id,
   position: row.position,
@@ -145,14 +155,42 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
           return yield* get(orgId, spaceId, jobId)
         }).pipe(sql.withTransaction, storeFailure),
 
-      /** The space's oldest queued items, in the order they were acknowledged. */
+      /** A refresh of a memory model, as a job of one item. */
+      createRefresh: (space: SpaceRef, jobId: string, modelId: string, now: Date) =>
+        Effect.gen(function*() {
+          yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, kind, created_at, updated_at)
+            VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, 'model_refresh', ${now}, ${now})`
+          yield* sql`INSERT INTO ingest_items (job_id, position, status, request)
+            VALUES (${jobId}, 0, 'queued', ${JSON.stringify(Schema.encodeSync(RefreshRequest)({ modelId }))}::jsonb)`
+        }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("JobRepo.createRefresh")),
+
+      /** The space's oldest queued writes, in the order they were acknowledged. */
       nextQueued: (space: SpaceRef, limit: number) =>
         sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
-          WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued'
+          WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued' AND j.kind = 'ingest'
           ORDER BY j.created_at, j.job_id, i.position LIMIT ${limit}`.pipe(
           Effect.flatMap(decodeQueued),
           Effect.map((rows) => rows.map(toQueued)),
+          storeFailure
+        ),
+
+      /** The space's oldest queued model refresh. */
+      nextRefresh: (space: SpaceRef) =>
+        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
+          JOIN ingest_jobs j ON j.job_id = i.job_id
+          WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued'
+            AND j.kind = 'model_refresh'
+          ORDER BY j.created_at, j.job_id LIMIT 1`.pipe(
+          Effect.flatMap(decodeQueued),
+          Effect.map((rows) =>
+            rows.map((row): QueuedRefresh => ({
+              item: { jobId: row.job_id, position: row.position, write: Either.left("a refresh, not a write"), queuedAt: row.created_at },
+              modelId: Either.mapLeft(decodeRefresh(row.request), () => "the queued refresh could not be read").pipe(
+                Either.map((r) => r.modelId)
+              )
+            }))
+          ),
           storeFailure
         ),
 

@@ -5,6 +5,7 @@ import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_memories.ts"
 import m0003 from "./migrations/0003_space_settings.ts"
 import m0004 from "./migrations/0004_consolidation.ts"
+import m0005 from "./migrations/0005_memory_models.ts"
 
 const run = Migrator.make({})
 
@@ -13,7 +14,8 @@ export const migrate = run({
     "0001_foundation": m0001,
     "0002_memories": m0002,
     "0003_space_settings": m0003,
-    "0004_consolidation": m0004
+    "0004_consolidation": m0004,
+    "0005_memory_models": m0005
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

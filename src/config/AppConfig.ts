@@ -34,6 +34,8 @@ export interface AppConfigShape {
   readonly consolidationDelay: Duration.Duration
   /** CONSOLIDATION_MODEL: the catalog model that writes notes; unset = the offline engine. */
   readonly consolidationModel: Option.Option<string>
+  /** MODEL_REFRESH_DEBOUNCE_SECONDS: how long a space's new memories must have settled before a model refreshes on them. */
+  readonly modelRefreshDebounce: Duration.Duration
   /** An OpenAI-compatible embeddings endpoint; unset = the offline embedder. */
   readonly embeddings: Option.Option<{
     readonly baseUrl: string
@@ -114,6 +116,11 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   ),
   consolidationModel: Config.option(Config.string("CONSOLIDATION_MODEL")).pipe(
     Config.map((name) => Option.filter(Option.map(name, (s) => s.trim()), (s) => s !== ""))
+  ),
+  modelRefreshDebounce: Config.integer("MODEL_REFRESH_DEBOUNCE_SECONDS").pipe(
+    Config.validate({ message: "must be between 0 and 86400", validation: (s) => s >= 0 && s <= 86_400 }),
+    Config.withDefault(30),
+    Config.map(Duration.seconds)
   ),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),

@@ -7,6 +7,7 @@ import { MemoryApi } from "./MemoryApi.ts"
 import { ModelsApi } from "./Models.ts"
 import { ChatSettingsApi } from "./ChatSettings.ts"
 import { ConsolidationApi } from "./ConsolidationApi.ts"
+import { MemoryModelsApi } from "./MemoryModels.ts"
 import { OrgsApi } from "./OrgsApi.ts"
 import { ProfilesApi } from "./Profiles.ts"
 import { withRawRoutes } from "./RawRoutesOpenApi.ts"
@@ -27,6 +28,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ProfilesApi)
   .add(ChatSettingsApi)
   .add(ConsolidationApi)
+  .add(MemoryModelsApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

@@ -153,3 +153,10 @@ export class NoFields extends Schema.TaggedError<NoFields>()(
   fields("no_fields"),
   HttpApiSchema.annotations({ status: 400 })
 ) {}
+
+/** Memory models: the space or the memory model does not exist (the spec's code for both). */
+export class ModelError extends Schema.TaggedError<ModelError>()(
+  "ModelError",
+  fields("model_error"),
+  HttpApiSchema.annotations({ status: 404 })
+) {}

@@ -106,13 +106,24 @@ export const makeConsolidation = (deps: {
       return Effect.zipRight(clock.sleep(Duration.millis(left)), waitForQuiet)
     })
 
-    /** Facts changed: consolidate once writes have settled for `delay`. */
-    const nudge = Effect.suspend(() => {
-      lastChange = clock.unsafeCurrentTimeMillis()
+    const startWaiting = Effect.suspend(() => {
       if (waiting) return Effect.void
       waiting = true
       return Effect.forkIn(waitForQuiet, scope).pipe(Effect.asVoid)
     })
+
+    /** Facts changed: consolidate once writes have settled for `delay`. */
+    const nudge = Effect.suspend(() => {
+      lastChange = clock.unsafeCurrentTimeMillis()
+      return startWaiting
+    })
+
+    /**
+     * Woken from outside (the waker saw facts pending): consolidate once the
+     * last change this entity saw has settled. Not a change itself, so a
+     * waker's rounds never hold a run back.
+     */
+    const woken = startWaiting
 
     const pendingFacts = () =>
       [...state.memories.values()]
@@ -221,5 +232,5 @@ export const makeConsolidation = (deps: {
       )
     )
 
-    return { nudge, signal: Queue.take(signal), now: Queue.offer(signal, undefined).pipe(Effect.asVoid), step }
+    return { nudge, woken, signal: Queue.take(signal), now: Queue.offer(signal, undefined).pipe(Effect.asVoid), step }
   })

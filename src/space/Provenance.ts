@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
+import type { ModelRepo } from "../../services/store/ModelRepo.ts"
 import type { SpaceState } from "./SpaceState.ts"
 
 export interface Unbuilt {
@@ -19,8 +20,13 @@ export interface Unbuilt {
 
 export const nothingUnbuilt: Unbuilt = { removed: [], repended: [] }
 
-export const makeProvenance = (deps: { readonly space: SpaceRef; readonly state: SpaceState; readonly consolidation: ConsolidationRepo }) => {
-  const { consolidation, space, state } = deps
+export const makeProvenance = (deps: {
+  readonly space: SpaceRef
+  readonly state: SpaceState
+  readonly consolidation: ConsolidationRepo
+  readonly models: ModelRepo
+}) => {
+  const { consolidation, models, space, state } = deps
 
   /** Whether changing these memories takes any synthesis with it. */
   const touches = (ids: Iterable<string>) => state.dependentsOf(ids).length > 0
@@ -28,15 +34,22 @@ export const makeProvenance = (deps: { readonly space: SpaceRef; readonly state:
   /**
    * Inside the transaction of the change: removes what was built on `changed`
    * and marks the rest of its facts (and `repend`, facts that stay but must be
-   * looked at again) pending.
+   * looked at again) pending, and the memory models that may have drawn on
+   * any of it stale. `changed` are still in the index.
    */
   const unbuild = (changed: ReadonlyArray<string>, now: Date, repend: ReadonlyArray<string> = []) =>
     Effect.gen(function*() {
+      if (changed.length === 0) return nothingUnbuilt
       const dependents = state.dependentsOf(changed)
       const gone = new Set([...changed, ...dependents.map((d) => d.id)])
       const others = dependents.flatMap((d) => d.sourceIds).filter((id) => !gone.has(id))
       const removed = yield* consolidation.remove(space, dependents.map((d) => d.id))
       const repended = yield* consolidation.repend(space, [...new Set([...others, ...repend])])
+      const touched = [...changed, ...dependents.map((d) => d.id)].flatMap((id) => {
+        const memory = state.get(id)
+        return memory === undefined ? [] : [memory.tags]
+      })
+      yield* models.markStale(space, touched)
       if (removed.length > 0) {
         yield* consolidation.recordRun(space, {
           engine: "provenance",

@@ -11,6 +11,7 @@ import { AppConfig, type AppConfigShape } from "../config/AppConfig.ts"
 import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
 import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
+import type { ServiceUnavailable } from "../domain/Errors.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
@@ -18,6 +19,12 @@ import { ReadPriority, yieldToIo } from "../../services/EventLoop.ts"
 import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import { ModelRepo } from "../../services/store/ModelRepo.ts"
+import { Catalog } from "../../services/llm/Catalog.ts"
+import { LanguageModels } from "../models/LanguageModels.ts"
+import { ReasonSettings } from "../reason/ReasonSettings.ts"
+import { SpaceProfiles } from "../reason/SpaceProfiles.ts"
+import { makeRefresh } from "./RefreshLoop.ts"
 import { makeConsolidation } from "./ConsolidationLoop.ts"
 import { makeDrain } from "./DrainLoop.ts"
 import { SpaceClock } from "./SpaceClock.ts"
@@ -44,6 +51,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const embedder = yield* Embedder
   const consolidator = yield* Consolidator
   const runs = yield* ConsolidationRepo
+  const models = yield* ModelRepo
   const clock = yield* SpaceClock
   yield* Effect.annotateCurrentSpan({ org_id: space.orgId, space_id: space.spaceId })
 
@@ -72,6 +80,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     yield* Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: memories.length }))
     // Facts left pending (a restart, a moved shard, a failed run) are consolidated once things settle.
     if (memories.some((m) => m.type === "fact" && m.consolidatedAt === null && m.state === "active")) yield* factsChanged
+    // Models left due for a refresh are scheduled as if their memories had just been recorded.
+    yield* Effect.suspend(() => refreshActivated)
   }).pipe(Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
   const ensureLoaded = Effect.suspend(() =>
     loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
@@ -80,6 +90,10 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const priority = yield* ReadPriority
   // Set once the consolidation loop exists (the writer, made first, tells it about changed facts).
   let factsChanged: Effect.Effect<void> = Effect.void
+  let consolidationWoken: Effect.Effect<void> = Effect.void
+  // Set once the refresh loop exists (the writer tells it new memories were recorded).
+  let refreshRecorded: Effect.Effect<void> = Effect.void
+  let refreshActivated: Effect.Effect<void, ServiceUnavailable> = Effect.void
   const preparation = makePreparation({
     extractor,
     embedder,
@@ -93,7 +107,10 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     jobs,
     spaces: spaceRepo,
     consolidation: runs,
+    models,
+    clock,
     onFactsChanged: Effect.suspend(() => factsChanged),
+    onRecorded: Effect.suspend(() => refreshRecorded),
     embedOne: preparation.embedOne,
     beforeHeavyWrite: priority.beforeHeavyWrite,
     unload: () => {
@@ -126,12 +143,35 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       beforeHeavyWrite: priority.beforeHeavyWrite
     })
     factsChanged = consolidation.nudge
+    consolidationWoken = consolidation.woken
     const consolidateStep = ensureLoaded.pipe(
       Effect.zipRight(consolidation.step),
       Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
     )
     yield* supervise({ loop: "consolidate", space, signal: consolidation.signal, step: consolidateStep })
   }
+
+  const refresh = yield* makeRefresh({
+    space,
+    writer,
+    recall,
+    models,
+    jobs,
+    spaces: spaceRepo,
+    catalog: yield* Catalog,
+    languageModels: yield* LanguageModels,
+    reasonSettings: yield* ReasonSettings,
+    profiles: yield* SpaceProfiles,
+    debounce: config.modelRefreshDebounce,
+    clock
+  })
+  refreshRecorded = refresh.recorded
+  refreshActivated = refresh.activated
+  const refreshStep = ensureLoaded.pipe(
+    Effect.zipRight(refresh.step),
+    Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
+  )
+  yield* supervise({ loop: "refreshModel", space, signal: refresh.signal, step: refreshStep })
 
   const write = (item: WriteItem) =>
     Effect.gen(function*() {
@@ -147,7 +187,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
-    Wake: () => Queue.offer(wake, undefined).pipe(Effect.zipRight(factsChanged)),
+    Wake: () => Queue.offer(wake, undefined).pipe(Effect.zipRight(consolidationWoken), Effect.zipRight(refresh.woken)),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
     Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(guarded)
   })

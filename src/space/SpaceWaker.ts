@@ -1,8 +1,9 @@
 /**
  * The cluster's one waker: a singleton (it runs on exactly one runner, and
  * moves when that runner goes) that reads which spaces have work due in the
- * store and sends each a Wake: queued writes, and facts pending consolidation
- * since before the settling delay. That is how a space whose entity
+ * store and sends each a Wake: queued writes and refreshes, facts pending
+ * consolidation since before the settling delay, and memory models that
+ * refresh on new memories whose debounce has passed. That is how a space whose entity
  * passivated, or whose runner died, still runs what is due: the entity is
  * activated wherever its shard now lives.
  */
@@ -13,20 +14,23 @@ import type { SpaceRef } from "../domain/Ids.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
+import { ModelRepo } from "../../services/store/ModelRepo.ts"
 
 const sweep = Effect.gen(function*() {
   const config = yield* AppConfig
   const jobs = yield* JobRepo
   const runs = yield* ConsolidationRepo
+  const models = yield* ModelRepo
   const entity = yield* SpaceEntity.client
   const now = yield* Clock.currentTimeMillis
   const queued = yield* jobs.spacesWithQueued
   const pending = config.consolidation
     ? yield* runs.spacesWithPending(new Date(now - Duration.toMillis(config.consolidationDelay)))
     : []
-  const due = new Map<string, SpaceRef>([...queued, ...pending].map((space) => [spaceEntityId(space), space]))
+  const refreshes = yield* models.spacesWithDueRefreshes(new Date(now - Duration.toMillis(config.modelRefreshDebounce)))
+  const due = new Map<string, SpaceRef>([...queued, ...pending, ...refreshes].map((space) => [spaceEntityId(space), space]))
   yield* Effect.forEach(due.keys(), (id) => entity(id).Wake(undefined, { discard: true }), { concurrency: 8, discard: true })
-  yield* Effect.annotateCurrentSpan({ queued: queued.length, pending: pending.length })
+  yield* Effect.annotateCurrentSpan({ queued: queued.length, pending: pending.length, refreshes: refreshes.length })
 }).pipe(Effect.withSpan("SpaceWaker.sweep"))
 
 export const SpaceWaker = Layer.unwrapEffect(Effect.gen(function*() {

@@ -5,13 +5,14 @@
  * or neither changes. Model calls (extraction, embedding) happen before a
  * change takes the permit, so recall and other writers never wait on them.
  */
-import { Cause, Clock, Effect, Either, Option } from "effect"
+import { Cause, Clock, Data, Effect, Either, Option } from "effect"
 import { InternalError, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { MemoryId, SpaceRef } from "../domain/Ids.ts"
 import type { IndexedMemory, Memory } from "../domain/Memory.ts"
 import type { MemoryEdit } from "../domain/SpaceProtocol.ts"
 import type { ConsolidationRepo, RunRecord, Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import type { ItemOutcome, JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
+import type { ModelRepo } from "../../services/store/ModelRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
@@ -33,6 +34,9 @@ export interface Consolidated {
   readonly run: Pick<RunRecord, "engine" | "startedAt">
 }
 
+/** The refresh's job was cancelled while it ran: its transaction rolls back. */
+class RefreshCancelled extends Data.TaggedError("RefreshCancelled") {}
+
 /**
  * A defect while changing the space (the store refusing a statement, a bug)
  * fails that one change with a typed 500 and is logged with its cause; the
@@ -53,8 +57,13 @@ export const makeWriter = (deps: {
   readonly jobs: JobRepo
   readonly spaces: SpaceRepo
   readonly consolidation: ConsolidationRepo
+  readonly models: ModelRepo
+  /** The space's clock (SpaceClock): what its changes are stamped with. */
+  readonly clock: Clock.Clock
   /** Facts were written, changed or removed: consolidation has work. */
   readonly onFactsChanged: Effect.Effect<void>
+  /** New memories were recorded (written or consolidated): memory models may have a refresh due. */
+  readonly onRecorded: Effect.Effect<void>
   /** Forgets that the space was loaded (after it was deleted). */
   readonly unload: () => void
   /** Waits for recalls in progress and takes a turn of its own before a change starts. */
@@ -63,10 +72,16 @@ export const makeWriter = (deps: {
   readonly embedOne: (text: string) => Effect.Effect<Vector, ServiceUnavailable>
 }) =>
   Effect.gen(function*() {
-    const { consolidation, embedOne, jobs, onFactsChanged, repo, space, spaces, state } = deps
-    const provenance = makeProvenance({ space, state, consolidation })
+    const { consolidation, embedOne, jobs, models, onFactsChanged, onRecorded, repo, space, spaces, state } = deps
+    const provenance = makeProvenance({ space, state, consolidation, models })
     const permit = yield* Effect.makeSemaphore(1)
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // The space's changes are stamped on its clock, strictly increasing (every stamp is taken under the
+    // permit): a memory recorded after a refresh read the space is always newer than that refresh.
+    let lastStamp = 0
+    const now = Effect.sync(() => {
+      lastStamp = Math.max(deps.clock.unsafeCurrentTimeMillis(), lastStamp + 1)
+      return new Date(lastStamp)
+    })
 
     /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
@@ -94,7 +109,7 @@ export const makeWriter = (deps: {
         state.apply(stored)
         provenance.apply(unbuilt)
         return stored.memories
-      }).pipe(exclusive("write"), Effect.tap(() => onFactsChanged))
+      }).pipe(exclusive("write"), Effect.tap(() => Effect.zipRight(onFactsChanged, onRecorded)))
 
     /**
      * A group of queued items, stored and settled in one transaction: an item
@@ -123,7 +138,11 @@ export const makeWriter = (deps: {
         }))
         state.apply(stored.stored)
         provenance.apply(stored.unbuilt)
-      }).pipe(exclusive("storeQueued"), Effect.tap(() => onFactsChanged), Effect.annotateSpans({ items: items.length }))
+      }).pipe(
+        exclusive("storeQueued"),
+        Effect.tap(() => Effect.zipRight(onFactsChanged, onRecorded)),
+        Effect.annotateSpans({ items: items.length })
+      )
 
     /** Marks queued items failed, with nothing stored. */
     const failQueued = (items: ReadonlyArray<QueuedItem>, error: string) =>
@@ -215,7 +234,32 @@ export const makeWriter = (deps: {
         for (const { id } of written.removed) state.remove(id)
         for (const memory of written.changed) state.put(memory)
         return true
-      }).pipe(exclusive("consolidate"))
+      }).pipe(exclusive("consolidate"), Effect.tap((applied) => (applied ? onRecorded : Effect.void)))
+
+    /**
+     * The moment every change begun so far is in the index: a memory recorded
+     * before it is seen by a recall made after it. A refresh reads from here.
+     */
+    const settledAt = now.pipe(exclusive("settledAt"))
+
+    /**
+     * A memory model's refresh, whole: its content and the settling of its job
+     * item in one transaction. A model deleted meanwhile fails the item; a job
+     * cancelled meanwhile writes nothing. Answers what happened.
+     */
+    const applyRefresh = (item: QueuedItem, modelId: string, content: string, query: string, refreshedAt: Date) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        return yield* repo.transaction(Effect.gen(function*() {
+          const exists = yield* models.writeContent(space, modelId, content, query, refreshedAt, at)
+          const outcome: ItemOutcome = exists
+            ? { _tag: "Completed", item, memoryIds: [] }
+            : { _tag: "Failed", item, error: `memory model ${modelId} was deleted before its refresh finished` }
+          const settled = yield* jobs.settle([outcome], at)
+          if (settled.length === 0) return yield* Effect.fail(new RefreshCancelled())
+          return exists ? "written" as const : "deleted" as const
+        })).pipe(Effect.catchTag("RefreshCancelled", () => Effect.succeed("cancelled" as const)))
+      }).pipe(exclusive("refreshModel.apply"))
 
     /** Deletes the space with everything in it; the index goes too. Answers whether it existed. */
     const deleteSpace = Effect.gen(function*() {
@@ -225,7 +269,7 @@ export const makeWriter = (deps: {
       return deleted
     }).pipe(exclusive("deleteSpace"))
 
-    return { write, storeQueued, failQueued, edit, forget, applyConsolidation, deleteSpace }
+    return { write, storeQueued, failQueued, edit, forget, applyConsolidation, settledAt, applyRefresh, deleteSpace }
   })
 
 export type SpaceWriter = Effect.Effect.Success<ReturnType<typeof makeWriter>>

@@ -31,7 +31,8 @@ export const testSettings: AppConfigShape = {
   extractionModel: Option.none(),
   consolidation: true,
   consolidationDelay: Duration.seconds(1),
-  consolidationModel: Option.none()
+  consolidationModel: Option.none(),
+  modelRefreshDebounce: Duration.seconds(1)
 }
 
 export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })
