@@ -100,6 +100,24 @@ export const localDelta = (
   return fit(model.name, [...added, ...before], model.maxTokens)
 }
 
+/**
+ * The memories a catalog model is given, numbered best first, each with its
+ * date, while the whole stays within `budget` tokens.
+ */
+export const memoryBlock = (sources: ReadonlyArray<Source>, budget: number) => {
+  const kept: Array<Source> = []
+  let block = ""
+  for (const source of sources) {
+    const next = `${block === "" ? "" : `${block}\n`}${kept.length + 1}. (${day(source.occurred_start ?? source.created_at)}) ${
+      source.content.replace(/\s*\n\s*/g, " ").trim()
+    }`
+    if (estimateTokens(next) > budget) break
+    kept.push(source)
+    block = next
+  }
+  return { block, kept }
+}
+
 export interface PromptInput {
   readonly spaceName: string
   readonly profile: StoredSpaceProfile

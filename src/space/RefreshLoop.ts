@@ -15,11 +15,10 @@ import { type Clock, Data, Duration, Effect, Either, Option, Queue } from "effec
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import type { RecallResult } from "../domain/SpaceProtocol.ts"
-import { deltaPrompt, fullPrompt, localDelta, localFull, type Source } from "../memoryModels/Content.ts"
+import { deltaPrompt, fullPrompt, localDelta, localFull, memoryBlock, type Source } from "../memoryModels/Content.ts"
 import type { CallFailure, LanguageModels } from "../models/LanguageModels.ts"
 import type { ReasonSettings } from "../reason/ReasonSettings.ts"
 import type { SpaceProfiles } from "../reason/SpaceProfiles.ts"
-import { renderBlock } from "./MemoryService.ts"
 import type { CatalogShape, ModelSpec } from "../../services/llm/Catalog.ts"
 import type { JobRepo } from "../../services/store/JobRepo.ts"
 import type { ModelRepo, ModelRow } from "../../services/store/ModelRepo.ts"
@@ -36,6 +35,8 @@ export class RefreshFailure extends Data.TaggedError("RefreshFailure")<{ readonl
 export const MAX_WAIT = 4
 /** Attempts at one refresh (a model that fails, an answer that does not fit) before its job is failed. */
 export const REFRESH_ATTEMPTS = 3
+/** Tokens of memories a catalog model is given for one refresh. */
+const MEMORY_BUDGET = 6_000
 /** Memories recalled for a standing question. */
 const RECALL_LIMIT = 40
 
@@ -148,18 +149,18 @@ export const makeRefresh = (deps: {
       Effect.gen(function*() {
         const space_ = yield* deps.spaces.find(space.orgId, space.spaceId)
         const profile = yield* deps.profiles.stored(space.orgId, space.spaceId)
-        const block = renderBlock(sources, Math.min(8_000, model.max_tokens * 4))
+        const { block, kept } = memoryBlock(sources, MEMORY_BUDGET)
         const input = {
           spaceName: Option.match(space_, { onNone: () => space.spaceId, onSome: (s) => s.name }),
           profile,
           name: model.name,
           maxTokens: model.max_tokens,
-          block: block.context
+          block
         }
         const completion = yield* deps.languageModels.complete(spec, {
           system: previous === null ? fullPrompt(input) : deltaPrompt(input, previous),
           messages: [{ role: "user", content: model.query }],
-          memories: block.kept.map((m) => m.content),
+          memories: kept.map((m) => m.content),
           maxTokens: model.max_tokens,
           extra: {}
         }).pipe(Effect.mapError(asFailure))
