@@ -1,6 +1,7 @@
 /**
- * The space's consolidation loop: a few seconds after writes settle (and on
- * the waker's sweep), the pending facts, oldest first, are planned into notes
+ * The space's consolidation loop: a few seconds after writes settle (under a
+ * steady stream, at the latest MAX_WAIT delays after the first; and on the
+ * waker's sweep), the pending facts, oldest first, are planned into notes
  * (offline), the notes are written (offline or by a model, outside the
  * writer), summaries follow the notes, and the whole run is applied in one
  * transaction with its record. A failed run is recorded and retried by the
@@ -21,6 +22,9 @@ import type { SpaceState } from "./SpaceState.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import { unavailable } from "./WritePreparation.ts"
+
+/** Under a steady stream of writes, a run comes at the latest this many delays after the first of them. */
+export const MAX_WAIT = 12
 
 /** Pending facts planned per run: a run is one transaction, and recall must not wait long behind its planning. */
 export const RUN_FACTS = 200
@@ -93,14 +97,18 @@ export const makeConsolidation = (deps: {
     const scope = yield* Effect.scope
     const signal = yield* Queue.sliding<void>(1)
     let lastChange = 0
+    /** When the first change not yet consolidated came: a steady stream of writes waits at most MAX_WAIT delays. */
+    let firstChange: number | null = null
     let waiting = false
 
-    /** Runs once no change has come for `delay`. */
+    /** Runs once no change has come for `delay`, or MAX_WAIT delays after the first. */
     const waitForQuiet: Effect.Effect<void> = Effect.suspend(() => {
-      const quietFor = clock.unsafeCurrentTimeMillis() - lastChange
-      const left = Duration.toMillis(deps.delay) - quietFor
+      const now = clock.unsafeCurrentTimeMillis()
+      const delay = Duration.toMillis(deps.delay)
+      const left = Math.min(lastChange + delay - now, (firstChange ?? now) + MAX_WAIT * delay - now)
       if (left <= 0) {
         waiting = false
+        firstChange = null
         return Queue.offer(signal, undefined).pipe(Effect.asVoid)
       }
       return Effect.zipRight(clock.sleep(Duration.millis(left)), waitForQuiet)
@@ -115,6 +123,7 @@ export const makeConsolidation = (deps: {
     /** Facts changed: consolidate once writes have settled for `delay`. */
     const nudge = Effect.suspend(() => {
       lastChange = clock.unsafeCurrentTimeMillis()
+      firstChange ??= lastChange
       return startWaiting
     })
 

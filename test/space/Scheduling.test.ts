@@ -11,6 +11,7 @@ import type { HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Layer, TestClock } from "effect"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
+import { MAX_WAIT as CONSOLIDATION_MAX_WAIT } from "../../src/space/ConsolidationLoop.ts"
 import { MAX_WAIT } from "../../src/space/RefreshLoop.ts"
 import { SpaceClock } from "../../src/space/SpaceClock.ts"
 import { call, createKey, signup } from "../support/Http.ts"
@@ -147,6 +148,29 @@ for (const profile of profiles) {
         const done = yield* status
         expect(done.pending_facts).toBe(0)
         expect(done.runs[0]).toMatchObject({ engine: "offline", observations_created: 1, error_message: null })
+      })), { timeout: 90_000 })
+
+    it.scoped("under a steady stream of writes consolidation runs at the latest MAX_WAIT delays after the first", () =>
+      onTestClock(profile, { consolidationDelay: Duration.seconds(5) }, Effect.gen(function*() {
+        const { key, record, spaceId } = yield* space
+        const status = call("GET", `/v1/spaces/${spaceId}/consolidation`, { token: key }).pipe(Effect.map((r) => r.body))
+        const writes = CONSOLIDATION_MAX_WAIT * 5 / 4
+        for (let i = 0; i < writes; i++) {
+          yield* record(`Bruno: My bees in the garden made ${i + 2} jars of honey this week.`)
+          if (i === writes - 1) {
+            yield* realSleep(1_500)
+            expect((yield* status).runs).toEqual([])
+          }
+          yield* TestClock.adjust(Duration.seconds(4))
+        }
+        // Never quiet for 5 s, 60 s after the first write: consolidated all the same.
+        for (let waited = 0; waited < 15_000; waited += 100) {
+          if ((yield* status).runs.length > 0) break
+          yield* realSleep(100)
+        }
+        const done = yield* status
+        expect(done.runs.length).toBeGreaterThan(0)
+        expect(done.runs[0].facts).toBeGreaterThanOrEqual(writes - 1)
       })), { timeout: 90_000 })
   })
 }
