@@ -1,7 +1,8 @@
 /**
  * `npm run bench:scale -- --memories N [--queries Q] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
- * synthetic memories on the embedded default.
+ * synthetic memories on the embedded default: while consolidation works
+ * through them (from its first run until none is pending), then settled.
  */
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
@@ -36,21 +37,55 @@ try {
   }
   await waitForAll(jobs)
   const ingestSeconds = (performance.now() - started) / 1000
-  const latencies: Array<number> = []
-  for (let q = 0; q < queries; q++) {
+  const question = () => ({ space_id: "scale", query: `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`, limit: 10 })
+  const timed = async () => {
     const t = performance.now()
-    await server.call("POST", "/v1/retrieve", { space_id: "scale", query: `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`, limit: 10 })
-    latencies.push(performance.now() - t)
+    await server.call("POST", "/v1/retrieve", question())
+    return performance.now() - t
   }
+  const consolidation = () => server.call("GET", "/v1/spaces/scale/consolidation")
+
+  // While consolidation runs: from its first run until nothing is pending (or 3,000 queries).
+  let status = await consolidation()
+  // CONSOLIDATION=off: nothing will run; only the settled figures are measured.
+  if (!status.enabled) status = { ...status, pending_facts: 0 }
+  for (let waited = 0; waited < 180_000 && status.runs.length === 0 && status.pending_facts > 0; waited += 200) {
+    await new Promise((r) => setTimeout(r, 200))
+    status = await consolidation()
+  }
+  const pendingBefore = status.pending_facts
+  const during: Array<number> = []
+  while (during.length < 3000 && status.pending_facts > 0) {
+    for (let i = 0; i < 20; i++) during.push(await timed())
+    status = await consolidation()
+  }
+  const consolidatedDuring = pendingBefore - status.pending_facts
+  const consolidationStarted = performance.now()
+  for (let waited = 0; waited < 1_800_000 && status.pending_facts > 0; waited += 1000) {
+    await new Promise((r) => setTimeout(r, 1000))
+    status = await consolidation()
+  }
+  if (!asJson) console.error(`consolidation settled ${Math.round((performance.now() - consolidationStarted) / 1000)} s after the queries`)
+
+  const latencies: Array<number> = []
+  for (let q = 0; q < queries; q++) latencies.push(await timed())
+  const notes = await server.call("GET", "/v1/spaces/scale/memories?type=note&limit=1")
   const summary = {
     memories: total,
     retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
     retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
+    consolidating_queries: during.length,
+    consolidating_retrieve_p50_ms: during.length === 0 ? null : Number(percentile(during, 50).toFixed(1)),
+    consolidating_retrieve_p95_ms: during.length === 0 ? null : Number(percentile(during, 95).toFixed(1)),
+    facts_consolidated_during_queries: consolidatedDuring,
+    notes: notes.total,
     server_rss_mb: Math.round(server.rssMb()),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
     build_seconds: Math.round(ingestSeconds)
   }
   console.log(`${total} memories: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
+    `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
+    `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} memories/s (built in ${summary.build_seconds} s)`)
   if (asJson) console.log(JSON.stringify(summary))
 } finally {

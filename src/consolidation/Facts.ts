@@ -43,7 +43,22 @@ export const bucketOf = (memory: Memory, subject: string | null, kind: Synthesis
 /** The subject's name: who a fact is about, not what it says. */
 const namesOf = (subject: string | null) => new Set(subject === null ? [] : words(subject))
 
+/**
+ * Views already read, per memory object. Memories are immutable (a change
+ * replaces the object), so a view stays right for as long as its memory is
+ * in the space; each run then reads only the facts that are new to it.
+ */
+const views = new WeakMap<Memory, FactView>()
+
 export const view = (memory: Memory): FactView => {
+  const known = views.get(memory)
+  if (known !== undefined) return known
+  const made = readView(memory)
+  views.set(memory, made)
+  return made
+}
+
+const readView = (memory: Memory): FactView => {
   const subject = subjectOf(memory)
   const kind = kindOf(memory, subject)
   const names = namesOf(subject)

@@ -22,7 +22,21 @@ export const TUNING = {
   /** Terms or entities two facts must share at least. */
   minShared: 2,
   /** Documents the term weights assume beside the space's own (see `weight`). */
-  prior: 50
+  prior: 50,
+  /**
+   * Candidates a fact is compared with at most, gathered from its rarest
+   * terms first: a term thousands of facts share adds nothing a rarer one
+   * did not, and comparing with all of them would hold the space up.
+   */
+  maxCandidates: 300
+}
+
+/** The attributes a fact states, per memory object (immutable), so each run reads only new facts. */
+const stated = new WeakMap<Memory, ReadonlyArray<AttributeValue>>()
+const statedBy = (memory: Memory) => {
+  let found = stated.get(memory)
+  if (found === undefined) stated.set(memory, (found = attributesOf(memory.text)))
+  return found
 }
 
 export interface Change {
@@ -65,19 +79,34 @@ const keys = (fact: FactView) => [...fact.terms, ...[...fact.entities].map((e) =
 
 const isSynthesis = (memory: Memory) => memory.type === "note" || memory.type === "experience"
 
-export const planGroups = (
+/** Memories planned between two checkpoints: a large space's plan is made in slices, recall going between them. */
+export const SLICE = 1000
+
+/**
+ * The plan, made in slices: the generator pauses (yields) every SLICE
+ * memories of each pass over the space, so its caller can let waiting work
+ * run; `planGroups` runs it through at once.
+ */
+export function* planGroupsInSlices(
   memories: Iterable<Memory>,
   pendingIds: ReadonlyArray<string>,
   newId: () => MemoryId
-): GroupsPlan => {
+): Generator<void, GroupsPlan> {
+  let done = 0
   const all = [...memories].filter((m) => m.state === "active")
   const facts = new Map<string, FactView>()
-  for (const memory of all) if (memory.type === "fact") facts.set(memory.id, view(memory))
+  for (const memory of all) {
+    if (memory.type === "fact") facts.set(memory.id, view(memory))
+    if (++done % SLICE === 0) yield
+  }
 
   // Information weight of a term: rare across the space's facts weighs more. The prior keeps a small
   // space's weights even: there, a term every fact shares is still a shared topic.
   const df = new Map<string, number>()
-  for (const fact of facts.values()) for (const key of keys(fact)) df.set(key, (df.get(key) ?? 0) + 1)
+  for (const fact of facts.values()) {
+    for (const key of keys(fact)) df.set(key, (df.get(key) ?? 0) + 1)
+    if (++done % SLICE === 0) yield
+  }
   const weight = (key: string) => Math.log(1 + (facts.size + TUNING.prior) / ((df.get(key) ?? 0) + 1))
   // A shared entity relates two facts, unless it is someone the space's facts are by (in a conversation, the
   // other speaker's name is everywhere) or it is everywhere anyway.
@@ -128,18 +157,26 @@ export const planGroups = (
     }
     for (const source of sources) addTo(group, source)
     groups.set(group.id, group)
+    done += sources.length
+    if (done >= SLICE) {
+      done = 0
+      yield
+    }
   }
   // Facts in no note are candidates too.
   for (const fact of facts.values()) {
+    if (++done % SLICE === 0) yield
     if (groupOf.has(fact.memory.id)) continue
-    for (const key of keys(fact)) index(fact.bucket, key, candidateKey("f", fact.memory.id))
+    const candidate = candidateKey("f", fact.memory.id)
+    for (const key of keys(fact)) index(fact.bucket, key, candidate)
   }
 
   // Who states which attribute, per bucket (facts about no subject state none).
   const attributes = new Map<string, ReadonlyArray<AttributeValue>>()
   const stating = new Map<string, Array<FactView>>()
   for (const fact of facts.values()) {
-    const found = fact.subject === null ? [] : attributesOf(fact.memory.text)
+    if (++done % SLICE === 0) yield
+    const found = fact.subject === null ? [] : statedBy(fact.memory)
     attributes.set(fact.memory.id, found)
     for (const attribute of found) {
       const key = `${fact.bucket}|${attribute.name}`
@@ -176,7 +213,10 @@ export const planGroups = (
   const supersededBy = new Map<MemoryId, MemoryId>()
   const pending = pendingIds.flatMap((id) => facts.get(id) ?? []).sort((a, b) => a.time - b.time || a.memory.position - b.memory.position)
 
+  let placed = 0
   for (const fact of pending) {
+    // Each pending fact is compared with up to maxCandidates others: a slice is a few of them.
+    if (++placed % 20 === 0) yield
     if (groupOf.has(fact.memory.id)) continue
 
     // A changed attribute: every fact of the bucket stating it shares one note.
@@ -207,7 +247,12 @@ export const planGroups = (
     const probes = keys(fact).sort((a, b) => weight(b) - weight(a)).slice(0, TUNING.probes)
     const perBucket = byKey.get(fact.bucket)
     const candidates = new Set<string>()
-    for (const key of probes) for (const candidate of perBucket?.get(key) ?? []) candidates.add(candidate)
+    gather: for (const key of probes) {
+      for (const candidate of perBucket?.get(key) ?? []) {
+        if (candidates.size >= TUNING.maxCandidates) break gather
+        candidates.add(candidate)
+      }
+    }
     candidates.delete(candidateKey("f", fact.memory.id))
     let best: { candidate: string; score: number } | undefined
     for (const candidate of candidates) {
@@ -269,6 +314,15 @@ export const planGroups = (
     groups: planned,
     considered: pending.map((fact) => fact.memory.id),
     superseded: [...supersededBy].map(([fact, by]) => ({ fact, by }))
+  }
+}
+
+/** The plan in one go (tests, small spaces). */
+export const planGroups = (memories: Iterable<Memory>, pendingIds: ReadonlyArray<string>, newId: () => MemoryId): GroupsPlan => {
+  const steps = planGroupsInSlices(memories, pendingIds, newId)
+  for (;;) {
+    const next = steps.next()
+    if (next.done) return next.value
   }
 }
 

@@ -12,7 +12,7 @@ import type { SpaceRef } from "../domain/Ids.ts"
 import type { EntityRef, Memory } from "../domain/Memory.ts"
 import { type Consolidator, ConsolidationFailure } from "../consolidation/Consolidator.ts"
 import { subjectOf } from "../consolidation/Facts.ts"
-import { type GroupPlan, planGroups, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
+import { type GroupPlan, planGroupsInSlices, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
 import { summaryText } from "../consolidation/Synthesis.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
@@ -144,6 +144,16 @@ export const makeConsolidation = (deps: {
         ? Effect.succeed<ReadonlyArray<Float32Array>>([])
         : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
 
+    /** Runs a plan made in slices, letting waiting recalls and I/O go between them. */
+    const inSlices = <A>(steps: Generator<void, A>) =>
+      Effect.gen(function*() {
+        for (;;) {
+          const next = steps.next()
+          if (next.done) return next.value
+          yield* deps.beforeHeavyWrite
+        }
+      })
+
     const run = Effect.gen(function*() {
       const pending = pendingFacts()
       if (pending.length === 0) return { more: false, lagMs: 0 } satisfies LoopStep
@@ -151,7 +161,7 @@ export const makeConsolidation = (deps: {
       const batch = pending.slice(0, RUN_FACTS)
       yield* deps.beforeHeavyWrite
       const snapshot = [...state.memories.values()]
-      const planned = planGroups(snapshot, batch.map((m) => m.id), newId)
+      const planned = yield* inSlices(planGroupsInSlices(snapshot, batch.map((m) => m.id), newId))
 
       const notes = new Map<string, Omit<Synthesis, "embedding" | "embedder">>()
       for (const group of planned.groups) {
