@@ -3,7 +3,9 @@
  * handlers call, always as the caller's Principal (so in its organization).
  */
 import { Effect, Option, Schema } from "effect"
-import { UnsupportedModel } from "../domain/Errors.ts"
+import { UnsupportedModel, ValidationError } from "../domain/Errors.ts"
+import { MemoryModels } from "../memoryModels/MemoryModels.ts"
+import { ModelId } from "../domain/MemoryModels.ts"
 import { RecordRequest, RetrieveRequest, ScopeId } from "../domain/Memories.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { UserProfileQuery } from "../domain/Profiles.ts"
@@ -24,6 +26,9 @@ const SpaceArgs = Schema.Struct({ space_id: SpaceId })
 
 const UserArgs = Schema.Struct({ space_id: SpaceId, user_id: ScopeId })
 
+/** A memory model: both ids, as the HTTP path takes them. */
+const MemoryModelArgs = Schema.Struct({ space_id: SpaceId, model_id: ModelId })
+
 /** The user-profile query as numbers (the HTTP API reads it from the URL as strings); defaults are filled in first. */
 const ProfileQuery = Schema.typeSchema(UserProfileQuery)
 
@@ -35,7 +40,7 @@ interface UserProfileInput {
 }
 
 export class McpTools extends Effect.Service<McpTools>()("engram/mcp/McpTools", {
-  dependencies: [MemoryService.Default, Spaces.Default, Reason.Default, SpaceProfiles.Default, UserProfiles.Default],
+  dependencies: [MemoryService.Default, Spaces.Default, Reason.Default, SpaceProfiles.Default, UserProfiles.Default, MemoryModels.Default],
   effect: Effect.gen(function*() {
     const memories = yield* MemoryService
     const spaces = yield* Spaces
@@ -43,6 +48,7 @@ export class McpTools extends Effect.Service<McpTools>()("engram/mcp/McpTools", 
     const reasoning = yield* Reason
     const spaceProfiles = yield* SpaceProfiles
     const userProfiles = yield* UserProfiles
+    const memoryModels = yield* MemoryModels
 
     const record = Effect.fn("Mcp.record")(function*(principal: PrincipalShape, args: object) {
       const { async: _, space_id, ...item } = yield* decodeArguments(RecordRequest, args)
@@ -65,7 +71,19 @@ export class McpTools extends Effect.Service<McpTools>()("engram/mcp/McpTools", 
     })
 
     /** The catalog entry of a name (or of the default model); an unknown name lists the served ones. */
-    const getModel = Effect.fn("Mcp.getModel")(function*(args: { readonly model?: string | undefined }) {
+    const getModel = Effect.fn("Mcp.getModel")(function*(principal: PrincipalShape, args: {
+      readonly model?: string | undefined
+      readonly space_id?: string | undefined
+      readonly model_id?: string | undefined
+    }) {
+      if (args.space_id !== undefined || args.model_id !== undefined) {
+        if (args.model !== undefined) {
+          return yield* new ValidationError({ message: "model names a catalog model, space_id and model_id a memory model: send one or the other" })
+        }
+        const { model: _, ...ids } = args
+        const { model_id, space_id } = yield* decodeArguments(MemoryModelArgs, ids)
+        return yield* memoryModels.get(principal, space_id, model_id)
+      }
       const spec = args.model === undefined ? Option.some(catalog.defaultModel) : catalog.resolve(args.model)
       const entry = Option.flatMap(spec, (m) => Option.fromNullable(catalog.entries.find((e) => e.id === m.id)))
       if (Option.isNone(entry)) {

@@ -58,7 +58,14 @@ export const GetModelArgs = z.strictObject({
     .min(1)
     .max(200)
     .optional()
-    .describe("A full model id, a short name, or a tier (fast, balanced). Omit for the default model.")
+    .describe("A full model id, a short name, or a tier (fast, balanced). Omit for the default model."),
+  space_id: z.string().min(1).max(200).optional().describe("With model_id: the space whose memory model to read."),
+  model_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("With space_id: a memory model (a standing synthesis the space keeps fresh) instead of a catalog entry.")
 })
 
 const model = z

@@ -93,11 +93,12 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner)
   }, runner),
   defineTool("get_model", {
     title: "Describe a model",
-    description: "The catalog entry of a model this deployment serves (id, short_name, alias, default, credit rates, " +
-      "requests_per_minute). Without a name, the default model.",
+    description: "With space_id and model_id: the space's memory model, a standing question it keeps answering " +
+      "(name, query, content in markdown, last_refreshed_at, is_stale). Otherwise the catalog entry of a model this " +
+      "deployment serves (id, short_name, alias, default, credit rates, requests_per_minute); without a name, the default model.",
     inputSchema: GetModelArgs,
     annotations: readOnly,
-    run: (args) => tools.getModel(args)
+    run: (args) => tools.getModel(principal, args)
   }, runner),
   defineTool("reason", {
     title: "Reason over a space",

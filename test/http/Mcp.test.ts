@@ -145,6 +145,38 @@ eachProfile("MCP", (it) => {
       expect(unknown.body.error.request_id).toMatch(/^req_/)
     }))
 
+  it.scoped("get_model with space_id and model_id reads a memory model; a missing one is model_error", () =>
+    Effect.gen(function*() {
+      const { key } = yield* owner
+      const client = yield* connect(key)
+      const spaceId = unique("mcp-models")
+      yield* tool(client, "record", { space_id: spaceId, content: "Audrey practises the violin every evening.", timestamp: "2024-02-01T10:00:00Z" })
+      const created = yield* call("POST", `/v1/spaces/${spaceId}/models`, {
+        token: key,
+        json: { name: "Music", query: "Which instrument does Audrey play?", model_id: "music" }
+      })
+      expect(created.status).toBe(202)
+      for (let i = 0; i < 300; i++) {
+        const job = yield* call("GET", `/v1/spaces/${spaceId}/jobs/${created.body.job_id}`, { token: key })
+        if (job.body.status === "completed") break
+        yield* Effect.sleep("100 millis")
+      }
+      const read = yield* tool(client, "get_model", { space_id: spaceId, model_id: "music" })
+      expect(read.isError, read.text).toBe(false)
+      expect(read.body).toEqual((yield* call("GET", `/v1/spaces/${spaceId}/models/music`, { token: key })).body)
+      expect(read.body.content).toContain("violin")
+
+      const missing = yield* tool(client, "get_model", { space_id: spaceId, model_id: "nothing-here" })
+      expect(missing.isError).toBe(true)
+      expect(missing.body.error.code).toBe("model_error")
+      const half = yield* tool(client, "get_model", { model_id: "music" })
+      expect(half.body.error.code).toBe("bad_request")
+      const mixed = yield* tool(client, "get_model", { model: "local", space_id: spaceId, model_id: "music" })
+      expect(mixed.body.error.code).toBe("validation_error")
+      const malformed = yield* tool(client, "get_model", { space_id: spaceId, model_id: "Not-Valid" })
+      expect(malformed.body.error.code).toBe("validation_error")
+    }))
+
   it.scoped("reason answers from the space's memories with the chosen model", () =>
     Effect.gen(function*() {
       const { key } = yield* owner

@@ -164,6 +164,21 @@ eachProfile("consolidation", (it) => {
     }))
 })
 
+eachProfile("consolidation status across organizations", (it) => {
+  it.effect("another organization's space is 403 forbidden; a missing one 404 not_found", () =>
+    Effect.gen(function*() {
+      const { record, spaceId } = yield* setup
+      yield* record("Zara: I signed up for a pottery class.", "2024-03-04T18:00:00Z")
+      const stranger = (yield* createKey((yield* signup("stranger")).token)).raw_key
+      const theirs = yield* call("GET", `/v1/spaces/${spaceId}/consolidation`, { token: stranger })
+      expect(theirs.status).toBe(403)
+      expect(theirs.body.error.code).toBe("forbidden")
+      const missing = yield* call("GET", `/v1/spaces/none-${Date.now()}/consolidation`, { token: stranger })
+      expect(missing.status).toBe(404)
+      expect(missing.body.error.code).toBe("not_found")
+    }))
+})
+
 eachProfile("consolidation switched off", (it) => {
   it.effect("CONSOLIDATION=off leaves facts as they are, and says so", () =>
     Effect.gen(function*() {
