@@ -50,7 +50,7 @@ describe("queued writes survive a crash", () => {
         }
         expect(job.status).toBe("completed")
         expect(job.items).toEqual({ total: 100, queued: 0, completed: 100, failed: 0, cancelled: 0 })
-        const listed = await json(await fetch(`${server.url}/v1/spaces/durable/memories?limit=1000`, { headers }))
+        const listed = await json(await fetch(`${server.url}/v1/spaces/durable/memories?limit=1000&type=fact&prefer_observations=false`, { headers }))
         const seen = new Map<number, number>()
         for (const memory of listed.items) seen.set(memory.metadata.n, (seen.get(memory.metadata.n) ?? 0) + 1)
         expect([...seen.keys()].sort((a, b) => a - b)).toEqual(items.map((_, n) => n))

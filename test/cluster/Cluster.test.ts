@@ -143,7 +143,7 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     const newOwner = ownerOf(survivors, spaceId)
     expect(newOwner).toBeDefined()
 
-    const listed = await json(await api.get(survivors[1]!, `/v1/spaces/${spaceId}/memories?limit=1000`))
+    const listed = await json(await api.get(survivors[1]!, `/v1/spaces/${spaceId}/memories?limit=1000&type=fact&prefer_observations=false`))
     const seen = new Map<number, number>()
     for (const memory of listed.items) seen.set(memory.metadata.n, (seen.get(memory.metadata.n) ?? 0) + 1)
     expect(seen.size).toBe(1000)
@@ -209,7 +209,7 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
 
     // Nothing acknowledged was lost: every stored memory is listed.
     for (const [spaceId, ids] of stored) {
-      const listed = await json(await api.get(nodes[0]!, `/v1/spaces/${spaceId}/memories?limit=1000`))
+      const listed = await json(await api.get(nodes[0]!, `/v1/spaces/${spaceId}/memories?limit=1000&type=fact&prefer_observations=false`))
       const listedIds = new Set(listed.items.map((m: any) => m.id))
       for (const id of ids) expect(listedIds.has(id)).toBe(true)
     }
