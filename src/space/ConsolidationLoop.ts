@@ -21,6 +21,7 @@ import { newMemoryId } from "../../services/store/MemoryRows.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
+import { makeSettling } from "./Settling.ts"
 import { unavailable } from "./WritePreparation.ts"
 
 /** Under a steady stream of writes, a run comes at the latest this many delays after the first of them. */
@@ -94,45 +95,23 @@ export const makeConsolidation = (deps: {
 }) =>
   Effect.gen(function*() {
     const { clock, consolidator, embedder, runs, space, state, writer } = deps
-    const scope = yield* Effect.scope
     const signal = yield* Queue.sliding<void>(1)
-    let lastChange = 0
-    /** When the first change not yet consolidated came: a steady stream of writes waits at most MAX_WAIT delays. */
-    let firstChange: number | null = null
-    let waiting = false
-
-    /** Runs once no change has come for `delay`, or MAX_WAIT delays after the first. */
-    const waitForQuiet: Effect.Effect<void> = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const delay = Duration.toMillis(deps.delay)
-      const left = Math.min(lastChange + delay - now, (firstChange ?? now) + MAX_WAIT * delay - now)
-      if (left <= 0) {
-        waiting = false
-        firstChange = null
-        return Queue.offer(signal, undefined).pipe(Effect.asVoid)
-      }
-      return Effect.zipRight(clock.sleep(Duration.millis(left)), waitForQuiet)
-    })
-
-    const startWaiting = Effect.suspend(() => {
-      if (waiting) return Effect.void
-      waiting = true
-      return Effect.forkIn(waitForQuiet, scope).pipe(Effect.asVoid)
+    const settling = yield* makeSettling({
+      clock,
+      delay: deps.delay,
+      maxWait: MAX_WAIT,
+      settled: Queue.offer(signal, undefined).pipe(Effect.asVoid)
     })
 
     /** Facts changed: consolidate once writes have settled for `delay`. */
-    const nudge = Effect.suspend(() => {
-      lastChange = clock.unsafeCurrentTimeMillis()
-      firstChange ??= lastChange
-      return startWaiting
-    })
+    const nudge = settling.changed
 
     /**
      * Woken from outside (the waker saw facts pending): consolidate once the
      * last change this entity saw has settled. Not a change itself, so a
      * waker's rounds never hold a run back.
      */
-    const woken = startWaiting
+    const woken = settling.settle
 
     const pendingFacts = () =>
       [...state.memories.values()]

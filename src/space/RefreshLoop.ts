@@ -24,6 +24,7 @@ import type { JobRepo } from "../../services/store/JobRepo.ts"
 import type { ModelRepo, ModelRow } from "../../services/store/ModelRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
+import { makeSettling } from "./Settling.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import type { ServiceUnavailable } from "../domain/Errors.ts"
@@ -57,45 +58,25 @@ export const makeRefresh = (deps: {
 }) =>
   Effect.gen(function*() {
     const { clock, jobs, models, space, writer } = deps
-    const scope = yield* Effect.scope
     const signal = yield* Queue.sliding<void>(1)
     const attempts = new Map<string, number>()
-    let firstChange: number | null = null
-    let lastChange = 0
-    let waiting = false
     /** The debounce ran out: the next step asks the store which models are due. */
     let due = false
     /** Woken from outside: the next step also schedules models whose memories have been quiet for the debounce. */
     let quiet = false
 
-    const wait: Effect.Effect<void> = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const debounce = Duration.toMillis(deps.debounce)
-      const quietLeft = lastChange + debounce - now
-      const capLeft = (firstChange ?? now) + MAX_WAIT * debounce - now
-      const left = Math.min(quietLeft, capLeft)
-      if (left <= 0) {
-        waiting = false
-        firstChange = null
+    const settling = yield* makeSettling({
+      clock,
+      delay: deps.debounce,
+      maxWait: MAX_WAIT,
+      settled: Effect.suspend(() => {
         due = true
         return Queue.offer(signal, undefined).pipe(Effect.asVoid)
-      }
-      return Effect.zipRight(clock.sleep(Duration.millis(left)), wait)
-    })
-
-    const startWaiting = Effect.suspend(() => {
-      if (waiting) return Effect.void
-      waiting = true
-      return Effect.forkIn(wait, scope).pipe(Effect.asVoid)
+      })
     })
 
     /** New memories were recorded: the debounce starts over. */
-    const recorded = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
-      lastChange = now
-      firstChange ??= now
-      return startWaiting
-    })
+    const recorded = settling.changed
 
     /**
      * Woken (a create or a refresh call queued one; the waker saw work due):
