@@ -16,6 +16,7 @@ import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { type ModelDefinition, ModelRepo, type ModelRow, toMemoryModel } from "../../services/store/ModelRepo.ts"
+import type { SpaceRef } from "../domain/Ids.ts"
 import { spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 
@@ -58,6 +59,13 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
         if (Option.isNone(found)) return yield* new ModelError({ message: `memory model ${modelId} not found` })
         return { ref, row: found.value }
       })
+
+    /** The model as stored now, in a space already checked. */
+    const reread = (ref: SpaceRef, modelId: string) =>
+      Effect.flatMap(repo.find(ref, modelId), Option.match({
+        onNone: () => Effect.fail(new ModelError({ message: `memory model ${modelId} not found` })),
+        onSome: (row) => Effect.succeed(toMemoryModel(row))
+      }))
 
     /** Queues a refresh as a job of the space and wakes its entity (the waker catches a lost wake-up). */
     const queueRefresh = (principal: PrincipalShape, spaceId: string, modelId: string) =>
@@ -112,7 +120,7 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
           refreshOnNew: patch.trigger?.refresh_on_new_memories ?? current.refreshOnNew,
           types: patch.trigger?.memory_type === undefined ? current.types : patch.trigger.memory_type
         }, new Date(yield* Clock.currentTimeMillis))
-        return toMemoryModel((yield* model(principal, spaceId, modelId)).row)
+        return yield* reread(ref, modelId)
       }),
 
       refresh: (principal: PrincipalShape, spaceId: string, modelId: string) =>
@@ -122,7 +130,7 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
         Effect.gen(function*() {
           const { ref } = yield* model(principal, spaceId, modelId)
           yield* repo.clear(ref, modelId, new Date(yield* Clock.currentTimeMillis))
-          return toMemoryModel((yield* model(principal, spaceId, modelId)).row)
+          return yield* reread(ref, modelId)
         }),
 
       delete: (principal: PrincipalShape, spaceId: string, modelId: string) =>
