@@ -96,10 +96,12 @@ const streamUntilAnswered = (portNumber: number, path: string, token: string, de
     const write = () => {
       // The declared case sends a few bytes only: the server must not wait for the rest.
       if (declaredLength !== undefined) return void req.write("{\"space_id\":")
-      while (!answered && sent < 512 * 1024 * 1024) {
-        sent += chunk.length
-        if (!req.write(chunk)) return void req.once("drain", write)
-      }
+      // One chunk per turn of the event loop: the answer is read as soon as it arrives, before more is sent
+      // into a connection the server is closing (whose reset would discard an answer not yet read).
+      if (answered || sent >= 512 * 1024 * 1024) return
+      sent += chunk.length
+      if (req.write(chunk)) setImmediate(write)
+      else req.once("drain", write)
     }
     req.write("{\"space_id\":\"x\",\"content\":\"")
     write()
