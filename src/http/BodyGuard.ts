@@ -9,6 +9,7 @@
  */
 import { HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
+import { IncomingMessage } from "node:http"
 import { Readable } from "node:stream"
 import { BadRequest, PayloadTooLarge, ValidationError } from "../domain/Errors.ts"
 import { compileRoute } from "./Routes.ts"
@@ -46,9 +47,23 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
 const tooLarge = () => new PayloadTooLarge({ message: `the request body is larger than ${JSON_BODY_LIMIT} bytes` })
 
 /**
- * Node's request stream, read until the limit: on crossing it, reading stops
- * and the stream is left paused rather than destroyed, so the client still
- * receives the 413 (the response closes the connection).
+ * How long the rest of a refused body is read and thrown away before the
+ * connection is closed. Closing at once would reset a connection the client
+ * is still writing to, and a reset can discard the 413 before the client
+ * reads it; meanwhile nothing of the body is kept.
+ */
+const LINGER_MS = 5_000
+
+const lingerThenClose = (source: unknown) =>
+  Effect.sync(() => {
+    if (!(source instanceof IncomingMessage)) return
+    source.resume()
+    setTimeout(() => source.socket.destroy(), LINGER_MS).unref()
+  })
+
+/**
+ * Node's request stream, read until the limit: on crossing it, nothing more
+ * is kept (see lingerThenClose for the rest of it).
  */
 const readNode = (source: Readable) =>
   Effect.async<Uint8Array, Refusal>((resume) => {
@@ -65,7 +80,6 @@ const readNode = (source: Readable) =>
       bytes += buffer.length
       if (bytes > JSON_BODY_LIMIT) {
         stop()
-        source.pause()
         resume(Effect.fail(tooLarge()))
         return
       }
@@ -98,8 +112,9 @@ const readStream = (request: HttpServerRequest.HttpServerRequest) =>
 
 const readBody = (request: HttpServerRequest.HttpServerRequest) => {
   const declared = Number(request.headers["content-length"] ?? "0")
-  if (declared > JSON_BODY_LIMIT) return Effect.fail(tooLarge())
-  return request.source instanceof Readable ? readNode(request.source) : readStream(request)
+  if (declared > JSON_BODY_LIMIT) return Effect.zipRight(lingerThenClose(request.source), Effect.fail(tooLarge()))
+  const read: Effect.Effect<Uint8Array, Refusal> = request.source instanceof Readable ? readNode(request.source) : readStream(request)
+  return read.pipe(Effect.tapErrorTag("PayloadTooLarge", () => lingerThenClose(request.source)))
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })

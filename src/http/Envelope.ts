@@ -58,11 +58,8 @@ const toEnvelope = (
   return envelope(requestId, classifyBody(response.status, body), response.headers)
 }
 
-/** A body refused at the edge; past the size limit the rest is never read, so the connection closes after the answer. */
-const refusal = (error: Refusal) => {
-  const response = errorResponse(error)
-  return error._tag === "PayloadTooLarge" ? HttpServerResponse.setHeader(response, "connection", "close") : response
-}
+/** A body refused at the edge (past the size limit, the connection closes shortly after the answer: see BodyGuard). */
+const refusal = (error: Refusal) => errorResponse(error)
 
 const expected = (cause: Cause.Cause<unknown>) => {
   if (Cause.isInterruptedOnly(cause)) return true
