@@ -21,12 +21,14 @@ import { ConsolidationStatusService } from "../src/space/ConsolidationStatus.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
+import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { ReadPriority } from "../services/EventLoop.ts"
 import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
 import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../services/store/ModelRepo.ts"
+import { WebhookRepo } from "../services/store/WebhookRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
@@ -36,6 +38,7 @@ export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
     SpaceRepo.Default,
     ConsolidationRepo.Default,
     ModelRepo.Default,
+    WebhookRepo.Default,
     ReasonSettings.Default,
     SpaceProfiles.Default,
     ReadPriority.Default
@@ -58,6 +61,7 @@ export const Services = Layer.mergeAll(
   UserProfiles.Default,
   ConsolidationStatusService.Default,
   MemoryModels.Default,
+  Webhooks.Default,
   ReadPriority.Default
 )
 

@@ -14,6 +14,8 @@ import * as Cluster from "./Cluster.ts"
 import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
+import { WebhookSecrets } from "../services/webhooks/Signing.ts"
+import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 /** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
 export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
@@ -33,10 +35,16 @@ export const Store = Layer.unwrapScoped(
 
 export const describeStore = Effect.map(AppConfig, (config) => `embedded PGlite at ${resolve(config.dataDir, "pglite")}`)
 
+/** Webhook delivery over HTTPS; secrets sealed with a key kept under DATA_DIR unless WEBHOOK_SECRET_KEY is set. */
+const Webhooks = Layer.merge(
+  WebhookTransport.live,
+  WebhookSecrets.orDataDir.pipe(Layer.mapError((e) => new StartupError({ message: e.message })))
+)
+
 /** The profile over a given embedded store (DATA_DIR's, or a test's) and models (the configured ones, or a test's). */
 export const profile = <E, R, E2, R2>(
   store: Layer.Layer<Layer.Layer.Success<typeof Store>, E, R>,
   models: Layer.Layer<ModelServices, E2, R2>
-) => Layer.mergeAll(Cluster.Single, models, SpaceClock.live).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
+) => Layer.mergeAll(Cluster.Single, models, SpaceClock.live, Webhooks).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
 
 export const Infrastructure = profile(Store, Models)

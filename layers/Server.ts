@@ -14,6 +14,8 @@ import * as Cluster from "./Cluster.ts"
 import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
+import { WebhookSecrets } from "../services/webhooks/Signing.ts"
+import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 const reason = (e: { readonly message: string; readonly cause?: unknown }) =>
   e.cause instanceof Error ? e.cause.message : e.message
@@ -35,8 +37,14 @@ export const Store = Layer.unwrapEffect(
 export const describeStore = Effect.map(AppConfig, (config) =>
   `PostgreSQL at ${Option.match(config.databaseUrl, { onNone: () => "?", onSome: (u) => describeUrl(Redacted.value(u)) })}`)
 
+/** Webhook delivery over HTTPS; secrets sealed with a key WEBHOOK_SECRET_KEY required. */
+const Webhooks = Layer.merge(
+  WebhookTransport.live,
+  WebhookSecrets.required.pipe(Layer.mapError((e) => new StartupError({ message: e.message })))
+)
+
 /** The profile on the configured models (or a test's). */
 export const profile = <E, R>(models: Layer.Layer<ModelServices, E, R>) =>
-  Layer.mergeAll(Cluster.Socket, models, SpaceClock.live).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+  Layer.mergeAll(Cluster.Socket, models, SpaceClock.live, Webhooks).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
 
 export const Infrastructure = profile(Models)

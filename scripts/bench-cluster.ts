@@ -62,6 +62,7 @@ const run = async (nodeCount: number) => {
     const env = async () => ({
       DATABASE_URL: url.toString(),
       REDIS_URL: redisUrl,
+      WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? "bench-webhook-secret-key-0123456789abcdef",
       RUNNER_HOST: "127.0.0.1",
       RUNNER_PORT: String(await freePort())
     })

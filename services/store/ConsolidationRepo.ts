@@ -178,9 +178,6 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
       repend,
       recordRun,
 
-      /** A run that failed, recorded outside any transaction (the run's own was rolled back). */
-      recordFailure: (space: SpaceRef, run: RunRecord, now: Date) => recordRun(space, run, now).pipe(storeFailure),
-
       /** A space's runs, newest first. */
       runs: (space: SpaceRef, limit = 50) =>
         sql`SELECT id, engine, facts, observations_created, observations_updated, observations_deleted, error_message,

@@ -6,6 +6,7 @@ import m0002 from "./migrations/0002_memories.ts"
 import m0003 from "./migrations/0003_space_settings.ts"
 import m0004 from "./migrations/0004_consolidation.ts"
 import m0005 from "./migrations/0005_memory_models.ts"
+import m0006 from "./migrations/0006_webhooks.ts"
 
 const run = Migrator.make({})
 
@@ -15,7 +16,8 @@ export const migrate = run({
     "0002_memories": m0002,
     "0003_space_settings": m0003,
     "0004_consolidation": m0004,
-    "0005_memory_models": m0005
+    "0005_memory_models": m0005,
+    "0006_webhooks": m0006
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

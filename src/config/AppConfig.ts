@@ -42,6 +42,26 @@ export interface AppConfigShape {
     readonly model: string
     readonly apiKey: Option.Option<Redacted.Redacted>
   }>
+  /** WEBHOOK_RETRY_SCHEDULE: the delay before each delivery attempt (the first is usually 0); its length is the number of attempts. */
+  readonly webhookRetrySchedule: ReadonlyArray<Duration.Duration>
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may also point at loopback and private addresses (development and tests only). */
+  readonly webhookAllowPrivate: boolean
+  /** WEBHOOK_SECRET_KEY: encrypts webhook secrets at rest (required on the server profile). */
+  readonly webhookSecretKey: Option.Option<Redacted.Redacted>
+}
+
+/** The spec's schedule: at once, then after 5 s, 5 min, 30 min, 2 h and 5 h. */
+export const DEFAULT_WEBHOOK_SCHEDULE = "0,5,300,1800,7200,18000"
+
+/** Comma-separated seconds, 1 to 20 of them, each between 0 and 7 days. */
+export const parseRetrySchedule = (text: string): Either.Either<ReadonlyArray<Duration.Duration>, string> => {
+  const parts = text.split(",").map((p) => p.trim())
+  if (parts.length < 1 || parts.length > 20) return Either.left("must list 1 to 20 delays in seconds, comma-separated")
+  const seconds = parts.map((p) => (/^\d+(\.\d+)?$/.test(p) ? Number(p) : Number.NaN))
+  if (seconds.some((s) => !Number.isFinite(s) || s > 604_800)) {
+    return Either.left("must list delays in seconds (numbers from 0 to 604800), comma-separated")
+  }
+  return Either.right(seconds.map((s) => Duration.millis(Math.round(s * 1000))))
 }
 
 const LOG_LEVELS: Record<string, LogLevel.LogLevel> = {
@@ -122,6 +142,17 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(30),
     Config.map(Duration.seconds)
   ),
+  webhookRetrySchedule: Config.string("WEBHOOK_RETRY_SCHEDULE").pipe(
+    Config.withDefault(DEFAULT_WEBHOOK_SCHEDULE),
+    Config.mapOrFail((text) =>
+      Either.mapLeft(parseRetrySchedule(text), (message) => ConfigError.InvalidData([], `WEBHOOK_RETRY_SCHEDULE ${message}`))
+    )
+  ),
+  webhookAllowPrivate: Config.literal("0", "1", "true", "false")("WEBHOOK_ALLOW_PRIVATE").pipe(
+    Config.withDefault("0" as const),
+    Config.map((value) => value === "1" || value === "true")
+  ),
+  webhookSecretKey: nonEmptyRedacted("WEBHOOK_SECRET_KEY"),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

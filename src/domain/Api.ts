@@ -14,6 +14,7 @@ import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { WebhooksApi } from "./Webhooks.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(SystemApi)
@@ -29,6 +30,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ChatSettingsApi)
   .add(ConsolidationApi)
   .add(MemoryModelsApi)
+  .add(WebhooksApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

@@ -160,3 +160,24 @@ export class ModelError extends Schema.TaggedError<ModelError>()(
   fields("model_error"),
   HttpApiSchema.annotations({ status: 404 })
 ) {}
+
+/** A webhook URL that is not HTTPS, carries credentials, or does not resolve to a public address. */
+export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()(
+  "InvalidWebhookUrl",
+  fields("invalid_webhook_url"),
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
+/** A webhook subscribed to an event the service does not send; the message lists the ones it does. */
+export class UnknownEventType extends Schema.TaggedError<UnknownEventType>()(
+  "UnknownEventType",
+  fields("unknown_event_type"),
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
+/** A sixth webhook in a space (5 per space). */
+export class WebhookLimitReached extends Schema.TaggedError<WebhookLimitReached>()(
+  "WebhookLimitReached",
+  fields("webhook_limit_reached"),
+  HttpApiSchema.annotations({ status: 409 })
+) {}

@@ -13,6 +13,7 @@ import { ModelHandlers } from "./ModelHandlers.ts"
 import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
 import { ConsolidationHandlers } from "./ConsolidationHandlers.ts"
 import { MemoryModelHandlers } from "./MemoryModelHandlers.ts"
+import { WebhookHandlers } from "./WebhookHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { ProfileHandlers } from "./ProfileHandlers.ts"
@@ -22,7 +23,7 @@ import { SystemHandlers } from "./SystemHandlers.ts"
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
-  Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers]),
+  Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -16,7 +16,7 @@ import { type GroupPlan, planGroupsInSlices, planSummaries, type SummaryPlan } f
 import { summaryText } from "../consolidation/Synthesis.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
-import type { ConsolidationRepo, Synthesis } from "../../services/store/ConsolidationRepo.ts"
+import type { Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import { newMemoryId } from "../../services/store/MemoryRows.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
@@ -86,7 +86,6 @@ export const makeConsolidation = (deps: {
   readonly writer: SpaceWriter
   readonly consolidator: Consolidator["Type"]
   readonly embedder: EmbedderShape
-  readonly runs: ConsolidationRepo
   /** How long writes must have settled before a run. */
   readonly delay: Duration.Duration
   /** The space's timers (debounces); the live clock, or a test's. */
@@ -94,7 +93,7 @@ export const makeConsolidation = (deps: {
   readonly beforeHeavyWrite: Effect.Effect<void>
 }) =>
   Effect.gen(function*() {
-    const { clock, consolidator, embedder, runs, space, state, writer } = deps
+    const { clock, consolidator, embedder, state, writer } = deps
     const signal = yield* Queue.sliding<void>(1)
     const settling = yield* makeSettling({
       clock,
@@ -213,11 +212,11 @@ export const makeConsolidation = (deps: {
       } satisfies LoopStep
     })
 
-    /** One run; a failure is recorded as the run's outcome, then fails the step (the loop retries it). */
+    /** One run; a failure is recorded as the run's outcome (and reported), then fails the step (the loop retries it). */
     const step = run.pipe(
       Effect.tapError((error) =>
         error instanceof ConsolidationFailure
-          ? runs.recordFailure(space, {
+          ? writer.consolidationFailed({
             engine: consolidator.engine,
             facts: Math.min(RUN_FACTS, pendingFacts().length),
             created: 0,
@@ -225,7 +224,7 @@ export const makeConsolidation = (deps: {
             deleted: 0,
             error: error.message,
             startedAt: new Date(clock.unsafeCurrentTimeMillis())
-          }, new Date(clock.unsafeCurrentTimeMillis())).pipe(Effect.ignore)
+          }).pipe(Effect.ignore)
           : Effect.void
       )
     )

@@ -2,7 +2,8 @@
  * The Space entity: one per space in the whole cluster, living on whichever
  * runner owns the space's shard. It owns the space's index (loaded from the
  * store on first use, dropped when it passivates), its one write path, and
- * its background loops (today: draining queued writes). PostgreSQL stays the
+ * its background loops: draining queued writes, consolidation, memory-model
+ * refreshes and webhook deliveries. PostgreSQL stays the
  * source of truth, so a moved or restarted entity rebuilds all of it.
  */
 import { Entity } from "@effect/cluster"
@@ -20,6 +21,10 @@ import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../../services/store/ModelRepo.ts"
+import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { WebhookSecrets } from "../../services/webhooks/Signing.ts"
+import { WebhookTransport } from "../../services/webhooks/Transport.ts"
+import { makeDelivery } from "./DeliveryLoop.ts"
 import { Catalog } from "../../services/llm/Catalog.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
 import { ReasonSettings } from "../reason/ReasonSettings.ts"
@@ -52,6 +57,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const consolidator = yield* Consolidator
   const runs = yield* ConsolidationRepo
   const models = yield* ModelRepo
+  const webhooks = yield* WebhookRepo
   const clock = yield* SpaceClock
   yield* Effect.annotateCurrentSpan({ org_id: space.orgId, space_id: space.spaceId })
 
@@ -94,6 +100,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // Set once the refresh loop exists (the writer tells it new memories were recorded).
   let refreshRecorded: Effect.Effect<void> = Effect.void
   let refreshActivated: Effect.Effect<void, ServiceUnavailable> = Effect.void
+  // Set once the delivery loop exists (the writer tells it deliveries were queued).
+  let deliveriesQueued: Effect.Effect<void> = Effect.void
   const preparation = makePreparation({
     extractor,
     embedder,
@@ -108,6 +116,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     spaces: spaceRepo,
     consolidation: runs,
     models,
+    webhooks,
+    onDeliveriesQueued: Effect.suspend(() => deliveriesQueued),
     clock,
     onFactsChanged: Effect.suspend(() => factsChanged),
     onRecorded: Effect.suspend(() => refreshRecorded),
@@ -137,7 +147,6 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       writer,
       consolidator,
       embedder,
-      runs,
       delay: config.consolidationDelay,
       clock,
       beforeHeavyWrite: priority.beforeHeavyWrite
@@ -173,6 +182,20 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   )
   yield* supervise({ loop: "refreshModel", space, signal: refresh.signal, step: refreshStep })
 
+  // Webhook deliveries need no index: they are rows of the store, sent and settled by this loop.
+  const delivery = yield* makeDelivery({
+    space,
+    webhooks,
+    transport: yield* WebhookTransport,
+    secrets: yield* WebhookSecrets,
+    schedule: config.webhookRetrySchedule,
+    clock
+  })
+  deliveriesQueued = delivery.nudge
+  yield* supervise({ loop: "deliver", space, signal: delivery.signal, step: delivery.step })
+  // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
+  yield* delivery.nudge
+
   const write = (item: WriteItem) =>
     Effect.gen(function*() {
       const prepared = yield* preparation.prepare(item)
@@ -187,7 +210,12 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
-    Wake: () => Queue.offer(wake, undefined).pipe(Effect.zipRight(consolidationWoken), Effect.zipRight(refresh.woken)),
+    Wake: () =>
+      Queue.offer(wake, undefined).pipe(
+        Effect.zipRight(consolidationWoken),
+        Effect.zipRight(refresh.woken),
+        Effect.zipRight(delivery.nudge)
+      ),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
     Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(guarded)
   })

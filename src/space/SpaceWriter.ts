@@ -15,6 +15,8 @@ import type { ItemOutcome, JobRepo, QueuedItem } from "../../services/store/JobR
 import type { ModelRepo } from "../../services/store/ModelRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import type { OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { memoryConsolidated, memoryCreated } from "../webhooks/Events.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
 import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
 import type { SpaceState } from "./SpaceState.ts"
@@ -33,6 +35,9 @@ export interface Consolidated {
   readonly basedOn: ReadonlyArray<Memory>
   readonly run: Pick<RunRecord, "engine" | "startedAt">
 }
+
+/** How long the writer trusts what it last read about the space having webhooks, in ms. */
+const HOOKS_TTL = 5_000
 
 /** The refresh's job was cancelled while it ran: its transaction rolls back. */
 class RefreshCancelled extends Data.TaggedError("RefreshCancelled") {}
@@ -58,6 +63,10 @@ export const makeWriter = (deps: {
   readonly spaces: SpaceRepo
   readonly consolidation: ConsolidationRepo
   readonly models: ModelRepo
+  /** The outbox: deliveries are queued in the transaction of the change they report. */
+  readonly webhooks: WebhookRepo
+  /** Deliveries were queued: the delivery loop has work. */
+  readonly onDeliveriesQueued: Effect.Effect<void>
   /** The space's clock (SpaceClock): what its changes are stamped with. */
   readonly clock: Clock.Clock
   /** Facts were written, changed or removed: consolidation has work. */
@@ -72,7 +81,7 @@ export const makeWriter = (deps: {
   readonly embedOne: (text: string) => Effect.Effect<Vector, ServiceUnavailable>
 }) =>
   Effect.gen(function*() {
-    const { consolidation, embedOne, jobs, models, onFactsChanged, onRecorded, repo, space, spaces, state } = deps
+    const { consolidation, embedOne, jobs, models, onFactsChanged, onRecorded, repo, space, spaces, state, webhooks } = deps
     const provenance = makeProvenance({ space, state, consolidation, models })
     const permit = yield* Effect.makeSemaphore(1)
     // The space's changes are stamped on its clock, strictly increasing (every stamp is taken under the
@@ -82,6 +91,25 @@ export const makeWriter = (deps: {
       lastStamp = Math.max(deps.clock.unsafeCurrentTimeMillis(), lastStamp + 1)
       return new Date(lastStamp)
     })
+
+    // Whether the space has webhooks, read at most every HOOKS_TTL ms: a space without any queues nothing and
+    // pays nothing. A new webhook is seen within that time (the spec allows 15 s); edits and deletes apply at
+    // once, since the outbox reads the webhooks in the change's own transaction.
+    let hooksCheckedAt = Number.NEGATIVE_INFINITY
+    let hasHooks = false
+    const hooksMaybe = Effect.suspend(() =>
+      Date.now() - hooksCheckedAt < HOOKS_TTL
+        ? Effect.succeed(hasHooks)
+        : Effect.map(webhooks.any(space), (any) => {
+          hasHooks = any
+          hooksCheckedAt = Date.now()
+          return any
+        })
+    )
+    /** Queues `events` (inside the caller's transaction) when the space may have webhooks; answers how many. */
+    const outbox = (events: () => ReadonlyArray<OutboxEvent>, at: Date) =>
+      Effect.flatMap(hooksMaybe, (maybe) => (maybe ? webhooks.enqueue(space, events(), at) : Effect.succeed(0)))
+    const afterOutbox = (queued: number) => (queued > 0 ? deps.onDeliveriesQueued : Effect.void)
 
     /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
@@ -100,14 +128,18 @@ export const makeWriter = (deps: {
         const at = yield* now
         const insert = repo.insertDocuments(space, [prepared], state.nextPosition, at)
         const replaces = provenance.touches(state.ofDocument(prepared.document.documentId))
-        const { stored, unbuilt } = replaces
+        const hooks = yield* hooksMaybe
+        const { queued, stored, unbuilt } = replaces || hooks
           ? yield* repo.transaction(Effect.gen(function*() {
             const stored = yield* insert
-            return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at) }
+            const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
+            const queued = yield* outbox(() => [memoryCreated(space, prepared.document, at)], at)
+            return { stored, unbuilt, queued }
           }))
-          : { stored: yield* repo.statement(insert), unbuilt: nothingUnbuilt }
+          : { stored: yield* repo.statement(insert), unbuilt: nothingUnbuilt, queued: 0 }
         state.apply(stored)
         provenance.apply(unbuilt)
+        yield* afterOutbox(queued)
         return stored.memories
       }).pipe(exclusive("write"), Effect.tap(() => Effect.zipRight(onFactsChanged, onRecorded)))
 
@@ -134,10 +166,12 @@ export const makeWriter = (deps: {
             return Either.isRight(write) && live.has(`${item.jobId}/${item.position}`) ? [write.right] : []
           })
           const stored = yield* repo.insertDocuments(space, writes, state.nextPosition, at)
-          return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at) }
+          const queued = yield* outbox(() => writes.map((write) => memoryCreated(space, write.document, at)), at)
+          return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at), queued }
         }))
         state.apply(stored.stored)
         provenance.apply(stored.unbuilt)
+        yield* afterOutbox(stored.queued)
       }).pipe(
         exclusive("storeQueued"),
         Effect.tap(() => Effect.zipRight(onFactsChanged, onRecorded)),
@@ -221,20 +255,28 @@ export const makeWriter = (deps: {
           const updated = yield* consolidation.rewrite(space, changes.update, at)
           const removed = yield* consolidation.remove(space, changes.remove)
           const settled = yield* consolidation.settle(space, changes.considered, changes.superseded, at)
-          yield* consolidation.recordRun(space, {
-            ...changes.run,
-            facts: changes.considered.length,
-            created: created.length,
-            updated: updated.length,
-            deleted: removed.length,
-            error: null
-          }, at)
-          return { changed: [...created, ...updated, ...settled], removed }
+          const run = { created: created.length, updated: updated.length, deleted: removed.length, error: null }
+          yield* consolidation.recordRun(space, { ...changes.run, ...run, facts: changes.considered.length }, at)
+          const changedAny = run.created + run.updated + run.deleted > 0
+          const queued = changedAny ? yield* outbox(() => [memoryConsolidated(space, run, at)], at) : 0
+          return { changed: [...created, ...updated, ...settled], removed, queued }
         }))
         for (const { id } of written.removed) state.remove(id)
         for (const memory of written.changed) state.put(memory)
+        yield* afterOutbox(written.queued)
         return true
       }).pipe(exclusive("consolidate"), Effect.tap((applied) => (applied ? onRecorded : Effect.void)))
+
+    /** A failed consolidation run: its record, and its `memory.consolidated` event, in one transaction. */
+    const consolidationFailed = (run: RunRecord) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const queued = yield* repo.transaction(Effect.gen(function*() {
+          yield* consolidation.recordRun(space, run, at)
+          return yield* outbox(() => [memoryConsolidated(space, run, at)], at)
+        }))
+        yield* afterOutbox(queued)
+      }).pipe(exclusive("consolidate.failed"))
 
     /**
      * The moment every change begun so far is in the index: a memory recorded
@@ -269,7 +311,18 @@ export const makeWriter = (deps: {
       return deleted
     }).pipe(exclusive("deleteSpace"))
 
-    return { write, storeQueued, failQueued, edit, forget, applyConsolidation, settledAt, applyRefresh, deleteSpace }
+    return {
+      write,
+      storeQueued,
+      failQueued,
+      edit,
+      forget,
+      applyConsolidation,
+      consolidationFailed,
+      settledAt,
+      applyRefresh,
+      deleteSpace
+    }
   })
 
 export type SpaceWriter = Effect.Effect.Success<ReturnType<typeof makeWriter>>

@@ -91,7 +91,11 @@ describe("engram CLI on the embedded store", () => {
 describe("start-up refuses loudly instead of falling back", () => {
   it("an unreachable DATABASE_URL stops start-up, naming it without the password", async () => {
     await withDataDir(async (dataDir) => {
-      const result = await runEngram(["serve"], { DATA_DIR: dataDir, DATABASE_URL: "postgres://app:hunter2@127.0.0.1:1/engram" })
+      const result = await runEngram(["serve"], {
+        DATA_DIR: dataDir,
+        DATABASE_URL: "postgres://app:hunter2@127.0.0.1:1/engram",
+        WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef"
+      })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("cannot use PostgreSQL at postgres://127.0.0.1:1/engram (DATABASE_URL)")
       expect(result.stderr + result.stdout).not.toContain("hunter2")

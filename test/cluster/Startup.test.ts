@@ -16,6 +16,7 @@ describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
           DATA_DIR: dataDir,
           DATABASE_URL: database.url,
           REDIS_URL: process.env.REDIS_URL!,
+          WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef",
           HOST: "127.0.0.1",
           PORT: String(await freePort()),
           RUNNER_HOST: "127.0.0.1",

@@ -7,35 +7,13 @@
  * cluster run on the live clock; only the space's timers (SpaceClock) are
  * virtual, so every delay is adjusted, not waited out.
  */
-import type { HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Layer, TestClock } from "effect"
-import type { AppConfigShape } from "../../src/config/AppConfig.ts"
+import { Duration, Effect, TestClock } from "effect"
 import { MAX_WAIT as CONSOLIDATION_MAX_WAIT } from "../../src/space/ConsolidationLoop.ts"
 import { MAX_WAIT } from "../../src/space/RefreshLoop.ts"
-import { SpaceClock } from "../../src/space/SpaceClock.ts"
 import { call, createKey, signup } from "../support/Http.ts"
-import { type Profile, profiles } from "../support/Profiles.ts"
-import { NodeEntities, NodeServices, settings } from "../support/TestNode.ts"
-
-/** Real time passing (the test's own clock is the TestClock). */
-const realSleep = (millis: number) => Effect.sleep(Duration.millis(millis)).pipe(Effect.withClock(Clock.make()))
-
-/** A node whose spaces' timers run on the test's TestClock. */
-const onTestClock = <A, E>(profile: Profile, overrides: Partial<AppConfigShape>, body: Effect.Effect<A, E, HttpClient.HttpClient>) =>
-  Effect.gen(function*() {
-    const testClock = yield* TestClock.testClock()
-    yield* TestClock.setTime(Date.now())
-    const running = yield* Layer.build(
-      NodeEntities.pipe(
-        Layer.provide(Layer.succeed(SpaceClock, testClock)),
-        Layer.provideMerge(profile.infrastructure()),
-        Layer.provideMerge(settings(overrides))
-      )
-    ).pipe(Effect.withClock(Clock.make()))
-    const node = yield* Layer.build(NodeServices.pipe(Layer.provide(Layer.succeedContext(running))))
-    return yield* Effect.provide(body, node)
-  })
+import { profiles } from "../support/Profiles.ts"
+import { onTestClock, realSleep } from "../support/TestClockNode.ts"
 
 const space = Effect.gen(function*() {
   const owner = yield* signup()

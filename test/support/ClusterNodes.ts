@@ -72,7 +72,7 @@ export const makeNode = async (name: string, env: Record<string, string>): Promi
 
 /** Starts `count` nodes on one database and Redis. */
 export const startCluster = async (count: number, databaseUrl: string) => {
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL! }
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL!, WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef" }
   const nodes = await Promise.all(Array.from({ length: count }, (_, i) => makeNode(String.fromCharCode(65 + i), env)))
   for (const node of nodes) await node.start()
   return nodes

@@ -6,6 +6,7 @@ import { Duration, Layer } from "effect"
 import { modelsOn } from "../../layers/Models.ts"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import type { Catalog } from "../../services/llm/Catalog.ts"
+import type { WebhookTransport } from "../../services/webhooks/Transport.ts"
 import { type Infrastructure, profiles, serverSkipReason } from "./Profiles.ts"
 import { testNode } from "./TestNode.ts"
 
@@ -19,6 +20,8 @@ export interface Replacements<Extra> {
    * them is given the same layer: layers are built once per node by reference.
    */
   readonly extra?: Layer.Layer<Extra, unknown>
+  /** How webhook deliveries leave (a test's receiver and its certificate) instead of the live transport. */
+  readonly transport?: Layer.Layer<WebhookTransport>
 }
 
 export const eachProfile = <Extra = never>(
@@ -28,7 +31,9 @@ export const eachProfile = <Extra = never>(
   replace: Replacements<Extra> = {}
 ) => {
   for (const profile of profiles) {
-    const infrastructure = profile.infrastructure(replace.catalog === undefined ? undefined : modelsOn(replace.catalog))
+    const base = profile.infrastructure(replace.catalog === undefined ? undefined : modelsOn(replace.catalog))
+    // Merged last, the test's transport is the one the node sees.
+    const infrastructure = replace.transport === undefined ? base : Layer.merge(base, replace.transport)
     const node = replace.extra === undefined
       ? testNode(infrastructure, overrides)
       : testNode(infrastructure, overrides).pipe(Layer.provideMerge(replace.extra))

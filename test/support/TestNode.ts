@@ -4,7 +4,7 @@
  * through HttpClient.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Layer, LogLevel, Logger, Option } from "effect"
+import { Duration, Layer, LogLevel, Logger, Option, Redacted } from "effect"
 import { Entities, Services } from "../../layers/Application.ts"
 import { type AppConfigShape, AppConfig } from "../../src/config/AppConfig.ts"
 import { HttpLive } from "../../src/http/HttpLive.ts"
@@ -32,7 +32,10 @@ export const testSettings: AppConfigShape = {
   consolidation: true,
   consolidationDelay: Duration.seconds(1),
   consolidationModel: Option.none(),
-  modelRefreshDebounce: Duration.seconds(1)
+  modelRefreshDebounce: Duration.seconds(1),
+  webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000].map(Duration.seconds),
+  webhookAllowPrivate: true,
+  webhookSecretKey: Option.some(Redacted.make("test-webhook-secret-key-0123456789abcdef"))
 }
 
 export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })
