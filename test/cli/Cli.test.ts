@@ -112,7 +112,16 @@ describe("start-up refuses loudly instead of falling back", () => {
   }, 60_000)
 
   it("a bad setting stops start-up naming the variable", async () => {
-    for (const [name, value] of [["PORT", "eighty"], ["SESSION_TTL_HOURS", "0"], ["LOG_LEVEL", "loud"]] as const) {
+    for (
+      const [name, value] of [
+        ["PORT", "eighty"],
+        ["SESSION_TTL_HOURS", "0"],
+        ["LOG_LEVEL", "loud"],
+        ["WEBHOOK_RETRY_SCHEDULE", "0,5,soon"],
+        ["WEBHOOK_ALLOW_PRIVATE", "maybe"],
+        ["WEBHOOK_SECRET_KEY", "short"]
+      ] as const
+    ) {
       const result = await runEngram(["serve"], { [name]: value, DATA_DIR: "memory://" })
       expect(result.code, name).toBe(1)
       expect(result.stderr, name).toContain(name)

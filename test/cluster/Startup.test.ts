@@ -31,6 +31,28 @@ describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
     }
   }, 120_000)
 
+  it("the server profile without WEBHOOK_SECRET_KEY stops start-up, naming it", async () => {
+    const database = await clusterDatabase()
+    try {
+      await withDataDir(async (dataDir) => {
+        const result = await runEngram(["serve"], {
+          DATA_DIR: dataDir,
+          DATABASE_URL: database.url,
+          REDIS_URL: process.env.REDIS_URL!,
+          HOST: "127.0.0.1",
+          PORT: String(await freePort()),
+          RUNNER_HOST: "127.0.0.1",
+          RUNNER_PORT: String(await freePort())
+        })
+        expect(result.code).toBe(1)
+        expect(result.stderr).toContain("the server profile needs WEBHOOK_SECRET_KEY")
+        expect(result.stdout).not.toContain("listening")
+      })
+    } finally {
+      await database.drop()
+    }
+  }, 120_000)
+
   it("a RUNNER_PORT that is not a port stops start-up, naming it", async () => {
     await withDataDir(async (dataDir) => {
       const result = await runEngram(["serve"], { DATA_DIR: dataDir, RUNNER_PORT: "ninety" })

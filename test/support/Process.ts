@@ -11,7 +11,21 @@ const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
 /** Env without the profile variables of the test run, plus `env`. */
 const environment = (env: Record<string, string>) => {
   const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "REDIS_URL", "PORT", "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL", "RUNNER_HOST", "RUNNER_PORT"]) {
+  for (
+    const name of [
+      "DATABASE_URL",
+      "REDIS_URL",
+      "PORT",
+      "DATA_DIR",
+      "LOG_FORMAT",
+      "LOG_LEVEL",
+      "RUNNER_HOST",
+      "RUNNER_PORT",
+      "WEBHOOK_SECRET_KEY",
+      "WEBHOOK_RETRY_SCHEDULE",
+      "WEBHOOK_ALLOW_PRIVATE"
+    ]
+  ) {
     delete base[name]
   }
   // Share the word vectors compacted by the global setup instead of compacting them per data dir.
