@@ -5,7 +5,7 @@
  * the timeout, and secrets sealed under the key.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect, Either, Exit } from "effect"
+import { Duration, Effect, Either, Exit } from "effect"
 import { refusedAddress } from "../../services/webhooks/Addresses.ts"
 import { makeSecrets, signature } from "../../services/webhooks/Signing.ts"
 import { makeTransport, type Resolve } from "../../services/webhooks/Transport.ts"
@@ -98,7 +98,7 @@ describe("delivery transport", () => {
     const untrusting = makeTransport({ allowPrivate: true })
     const tls = await Effect.runPromise(Effect.either(untrusting.post(receiver.url, {}, "{}")))
     expect(Either.isLeft(tls) && tls.left._tag).toBe("NoAnswer")
-    const quick = makeTransport({ allowPrivate: true, ca, timeout: "400 millis" })
+    const quick = makeTransport({ allowPrivate: true, ca, timeout: Duration.millis(400) })
     const started = Date.now()
     const hung = await Effect.runPromise(Effect.either(quick.post(`https://localhost:${receiver.port}/hang`, {}, "{}")))
     expect(Either.isLeft(hung) && hung.left.message).toContain("no answer within 0.4 s")

@@ -4,7 +4,7 @@
  * every delay instead of waiting it out.
  */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, Layer, TestClock } from "effect"
+import { Clock, Duration, Effect, Layer, type Scope, TestClock } from "effect"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { SpaceClock } from "../../src/space/SpaceClock.ts"
 import type { WebhookTransport } from "../../services/webhooks/Transport.ts"
@@ -17,7 +17,7 @@ export const realSleep = (millis: number) => Effect.sleep(Duration.millis(millis
 export const onTestClock = <A, E>(
   profile: Profile,
   overrides: Partial<AppConfigShape>,
-  body: Effect.Effect<A, E, HttpClient.HttpClient>,
+  body: Effect.Effect<A, E, HttpClient.HttpClient | Scope.Scope>,
   transport?: Layer.Layer<WebhookTransport>
 ) =>
   Effect.gen(function*() {
