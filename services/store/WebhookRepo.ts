@@ -204,11 +204,15 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("engram/store/Web
           WHERE d.org_id = ${space.orgId} AND d.space_id = ${space.spaceId} AND d.status = 'processing'
           ORDER BY d.last_attempt_at`.pipe(Effect.flatMap(decodeDeliveries), storeFailure),
 
-      /** The outcome of an attempt. A delivery deleted meanwhile (its webhook went) is left alone. */
-      settle: (deliveryId: string, outcome: Settlement) =>
-        sql`UPDATE webhook_deliveries SET status = ${outcome.status}, response_status = ${outcome.responseStatus},
-            error = ${outcome.error}, next_retry_at = ${outcome.nextRetryAt}
-          WHERE delivery_id = ${deliveryId} AND status = 'processing'`.pipe(Effect.asVoid, storeFailure),
+      /** The outcomes of attempts, in one statement. A delivery deleted meanwhile (its webhook went) is left alone. */
+      settle: (outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly settlement: Settlement }>) =>
+        outcomes.length === 0 ? Effect.void : sql`UPDATE webhook_deliveries d SET status = o.status,
+            response_status = o.response_status, error = o.error, next_retry_at = o.next_retry_at
+          FROM unnest(${outcomes.map((o) => o.deliveryId)}::text[], ${outcomes.map((o) => o.settlement.status)}::text[],
+            ${outcomes.map((o) => o.settlement.responseStatus)}::int[], ${outcomes.map((o) => o.settlement.error)}::text[],
+            ${outcomes.map((o) => o.settlement.nextRetryAt?.toISOString() ?? null)}::timestamptz[])
+            AS o(delivery_id, status, response_status, error, next_retry_at)
+          WHERE d.delivery_id = o.delivery_id AND d.status = 'processing'`.pipe(Effect.asVoid, storeFailure),
 
       /**
        * When the loop must next look: the space's next pending delivery of an

@@ -8,7 +8,7 @@
  */
 import { Context, Data, Duration, Effect, Layer } from "effect"
 import { lookup as dnsLookup } from "node:dns/promises"
-import { request } from "node:https"
+import { Agent, request } from "node:https"
 import type { LookupFunction } from "node:net"
 import { isIP } from "node:net"
 import { AppConfig } from "../../src/config/AppConfig.ts"
@@ -65,6 +65,9 @@ export interface WebhookTransportShape {
 
 export const makeTransport = (options: TransportOptions): WebhookTransportShape => {
   const resolve = options.resolve ?? systemResolve
+  // Connections are kept alive and reused per receiver: a TLS handshake per delivery would cost more than the
+  // delivery. A reused connection was made to an address checked then; every attempt still checks the name anew.
+  const agent = new Agent({ keepAlive: true, maxSockets: 8, ...(options.ca === undefined ? {} : { ca: options.ca }) })
   const timeoutMs = Duration.toMillis(options.timeout ?? DELIVERY_TIMEOUT)
   const refuse = (message: string) => Effect.fail(new RefusedUrl({ message }))
 
@@ -117,8 +120,7 @@ export const makeTransport = (options: TransportOptions): WebhookTransportShape 
         headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
         lookup: pinned,
         ...(isIP(host) === 0 ? { servername: host } : {}),
-        ...(options.ca === undefined ? {} : { ca: options.ca }),
-        agent: false,
+        agent,
         signal
       }, (res) => {
         // The answer's body is not needed; read it away so the socket closes cleanly.

@@ -189,7 +189,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     transport: yield* WebhookTransport,
     secrets: yield* WebhookSecrets,
     schedule: config.webhookRetrySchedule,
-    clock
+    clock,
+    quietFor: () => writer.quietFor()
   })
   deliveriesQueued = delivery.nudge
   yield* supervise({ loop: "deliver", space, signal: delivery.signal, step: delivery.step })

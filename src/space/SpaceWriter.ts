@@ -112,9 +112,14 @@ export const makeWriter = (deps: {
     const afterOutbox = (queued: number) => (queued > 0 ? deps.onDeliveriesQueued : Effect.void)
 
     /** Runs one change of the space alone; a defect fails only this change. */
+    // When the last change finished (wall time): background work that can wait (deliveries) lets a stream of
+    // writes go first.
+    let lastChangeAt = 0
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      permit.withPermits(1)(Effect.zipRight(deps.beforeHeavyWrite, effect)).pipe(
+      permit.withPermits(1)(
+        Effect.zipRight(deps.beforeHeavyWrite, effect).pipe(Effect.ensuring(Effect.sync(() => (lastChangeAt = Date.now()))))
+      ).pipe(
         containDefects(operation, space),
         Effect.withSpan(`Space.${operation}`)
       )
@@ -312,6 +317,8 @@ export const makeWriter = (deps: {
     }).pipe(exclusive("deleteSpace"))
 
     return {
+      /** Milliseconds since the last change finished. */
+      quietFor: () => Date.now() - lastChangeAt,
       write,
       storeQueued,
       failQueued,
