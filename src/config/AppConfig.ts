@@ -152,7 +152,12 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault("0" as const),
     Config.map((value) => value === "1" || value === "true")
   ),
-  webhookSecretKey: nonEmptyRedacted("WEBHOOK_SECRET_KEY"),
+  webhookSecretKey: nonEmptyRedacted("WEBHOOK_SECRET_KEY").pipe(
+    Config.validate({
+      message: "WEBHOOK_SECRET_KEY must have at least 32 characters (e.g. openssl rand -base64 32)",
+      validation: (key) => Option.isNone(key) || Redacted.value(key.value).trim().length >= 32
+    })
+  ),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

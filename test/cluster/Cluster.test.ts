@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ClusterNode, clusterDatabase, clusterSkipReason, holders, ownerOf, startCluster } from "../support/ClusterNodes.ts"
+import { signedBy, startReceiver } from "../support/Receiver.ts"
 
 const json = async (response: Response) => (await response.json()) as any
 
@@ -98,6 +99,38 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     expect((await api.post(b, "/v1/record", { space_id: spaceId, content: "Nadia restores clocks." })).status).toBe(200)
     const fresh = await json(await api.post(a, "/v1/retrieve", { space_id: spaceId, query: "Marta bakery Nadia clocks", limit: 10 }))
     expect(fresh.results.map((r: any) => r.content)).toEqual(["Nadia restores clocks."])
+  }, 120_000)
+
+  it("a webhook made through one node hears writes made through every node, each event once, from the space's one owner", async () => {
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]
+    const receiver = await startReceiver()
+    try {
+      const key = await signupOn(b, "hooks")
+      const api = client(key)
+      const spaceId = `hooks-${Date.now()}`
+      expect((await api.post(a, "/v1/spaces", { space_id: spaceId })).status).toBe(201)
+      const hook = await json(await api.post(a, `/v1/spaces/${spaceId}/webhooks`, { url: receiver.url }))
+      expect(hook.secret).toMatch(/^whsec_/)
+      // Every node sees the new webhook within the spec's 15 s; the writes start after that.
+      await new Promise((r) => setTimeout(r, 6_000))
+      for (let i = 0; i < 9; i++) {
+        const written = await api.post(nodes[i % 3]!, "/v1/record", { space_id: spaceId, content: `Tomas tuned piano number ${i} in Brno.`, document_id: `piano-${i}` })
+        expect(written.status).toBe(200)
+      }
+      const items = await until("nine completed deliveries", 30_000, async () => {
+        const listed = await json(await api.get(c, `/v1/spaces/${spaceId}/webhooks/${hook.id}/deliveries?limit=100`))
+        return listed.items.length === 9 && listed.items.every((d: any) => d.status === "completed") ? listed.items : undefined
+      })
+      expect(items).toHaveLength(9)
+      await new Promise((r) => setTimeout(r, 1_000))
+      expect(receiver.received).toHaveLength(9)
+      expect(new Set(receiver.received.map((r) => r.json.operation_id)).size).toBe(9)
+      expect(receiver.received.map((r) => r.json.data.document_id).sort()).toEqual(Array.from({ length: 9 }, (_, i) => `piano-${i}`).sort())
+      for (const r of receiver.received) expect(signedBy(r, hook.secret)).toBe(true)
+      expect(holders(nodes, spaceId)).toHaveLength(1)
+    } finally {
+      await receiver.close()
+    }
   }, 120_000)
 
   it("kill -9 of the owner mid-drain: its shards move, the survivors finish, every acknowledged item stored exactly once", async () => {

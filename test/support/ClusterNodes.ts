@@ -4,6 +4,7 @@
  * template) and Redis: distinct PORT and RUNNER_PORT per node, restartable
  * on the same ports.
  */
+import { certificate } from "./Receiver.ts"
 import { copyTemplate } from "./Databases.ts"
 import { freePort, type Running, startServer } from "./Process.ts"
 
@@ -72,7 +73,14 @@ export const makeNode = async (name: string, env: Record<string, string>): Promi
 
 /** Starts `count` nodes on one database and Redis. */
 export const startCluster = async (count: number, databaseUrl: string) => {
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL!, WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef" }
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL!,
+    WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef",
+    // Webhook receivers in these tests live on loopback with a self-signed certificate.
+    WEBHOOK_ALLOW_PRIVATE: "1",
+    NODE_EXTRA_CA_CERTS: certificate().certFile
+  }
   const nodes = await Promise.all(Array.from({ length: count }, (_, i) => makeNode(String.fromCharCode(65 + i), env)))
   for (const node of nodes) await node.start()
   return nodes
