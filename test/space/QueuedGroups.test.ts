@@ -55,8 +55,9 @@ const waitForJob = (key: string, spaceId: string, jobId: string) =>
     return yield* Effect.dieMessage("job did not finish")
   })
 
+/** The stored facts' texts: notes a consolidation run may have made meanwhile neither replace nor join them. */
 const texts = (key: string, spaceId: string, query = "") =>
-  call("GET", `/v1/spaces/${spaceId}/memories?limit=100${query}`, { token: key }).pipe(
+  call("GET", `/v1/spaces/${spaceId}/memories?limit=100&type=fact&prefer_observations=false${query}`, { token: key }).pipe(
     Effect.map((reply) => reply.body.items.map((m: any) => m.text as string).sort())
   )
 
