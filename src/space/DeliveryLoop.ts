@@ -37,7 +37,10 @@ const wall = Clock.make()
 /** How often the loop looks for attempts a crash cut short (and at activation). */
 const RECOVER_EVERY = Duration.seconds(10)
 
-/** A delivery left `processing` longer than this (and not in flight here) was cut short by a crash. */
+/**
+ * A delivery left `processing` longer than this was cut short by a crash (a
+ * step's own attempts are all settled before the next step looks).
+ */
 export const STUCK_AFTER = Duration.sum(DELIVERY_TIMEOUT, Duration.seconds(20))
 
 /** What an attempt's outcome means for the delivery, by the schedule. */
@@ -74,7 +77,6 @@ export const makeDelivery = (deps: {
     const { clock, schedule, secrets, space, transport, webhooks } = deps
     const signal = yield* Queue.sliding<void>(1)
     const scope = yield* Effect.scope
-    const inFlight = new Set<string>()
     let timer: Fiber.RuntimeFiber<void> | undefined
     let recoveredAt = Number.NEGATIVE_INFINITY
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
@@ -82,9 +84,7 @@ export const makeDelivery = (deps: {
     /** An attempt a crash cut short: it got no answer as far as anyone knows. */
     const recover = Effect.gen(function*() {
       const cutoff = clock.unsafeCurrentTimeMillis() - Duration.toMillis(STUCK_AFTER)
-      const stuck = (yield* webhooks.interrupted(space)).filter((row: DeliveryRow) =>
-        !inFlight.has(row.delivery_id) && (row.last_attempt_at?.getTime() ?? 0) <= cutoff
-      )
+      const stuck = (yield* webhooks.interrupted(space)).filter((row: DeliveryRow) => (row.last_attempt_at?.getTime() ?? 0) <= cutoff)
       yield* webhooks.settle(stuck.map((row) => ({
         deliveryId: row.delivery_id,
         settlement: settlement(schedule, row.attempts, row.last_attempt_at ?? now(), {
@@ -150,11 +150,8 @@ export const makeDelivery = (deps: {
       const recovered = recovering ? yield* recover : 0
       if (recovering) recoveredAt = Date.now()
       const claimed = yield* webhooks.claim(space, now(), CLAIM)
-      for (const row of claimed) inFlight.add(row.delivery_id)
-      const settled = yield* Effect.forEach(claimed, attempt, { concurrency: CONCURRENCY }).pipe(
-        Effect.tap((outcomes) => webhooks.settle(outcomes)),
-        Effect.ensuring(Effect.sync(() => claimed.forEach((row) => inFlight.delete(row.delivery_id))))
-      )
+      const settled = yield* Effect.forEach(claimed, attempt, { concurrency: CONCURRENCY })
+      yield* webhooks.settle(settled)
       yield* Effect.annotateCurrentSpan({
         deliveries: claimed.length,
         completed: settled.filter((o) => o.settlement.status === "completed").length,

@@ -111,10 +111,10 @@ export const makeWriter = (deps: {
       Effect.flatMap(hooksMaybe, (maybe) => (maybe ? webhooks.enqueue(space, events(), at) : Effect.succeed(0)))
     const afterOutbox = (queued: number) => (queued > 0 ? deps.onDeliveriesQueued : Effect.void)
 
-    /** Runs one change of the space alone; a defect fails only this change. */
     // When the last change finished (wall time): background work that can wait (deliveries) lets a stream of
     // writes go first.
     let lastChangeAt = 0
+    /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       permit.withPermits(1)(
@@ -138,7 +138,7 @@ export const makeWriter = (deps: {
           ? yield* repo.transaction(Effect.gen(function*() {
             const stored = yield* insert
             const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
-            const queued = yield* outbox(() => [memoryCreated(space, prepared.document, at)], at)
+            const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at)], at) : 0
             return { stored, unbuilt, queued }
           }))
           : { stored: yield* repo.statement(insert), unbuilt: nothingUnbuilt, queued: 0 }

@@ -1,6 +1,6 @@
 /** The newcomer's path through the real executable: serve, bootstrap, keys, and loud start-up failures. */
 import { describe, expect, it } from "vitest"
-import { runEngram, startServer, withDataDir } from "../support/Process.ts"
+import { runEngram, startServer, TEST_WEBHOOK_KEY, withDataDir } from "../support/Process.ts"
 
 describe("engram CLI on the embedded store", () => {
   it("bootstrap prints one JSON line whose key and session work on a server started afterwards", async () => {
@@ -94,7 +94,7 @@ describe("start-up refuses loudly instead of falling back", () => {
       const result = await runEngram(["serve"], {
         DATA_DIR: dataDir,
         DATABASE_URL: "postgres://app:hunter2@127.0.0.1:1/engram",
-        WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef"
+        WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY
       })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("cannot use PostgreSQL at postgres://127.0.0.1:1/engram (DATABASE_URL)")

@@ -2,7 +2,19 @@
 import { createServer } from "node:net"
 import { describe, expect, it } from "vitest"
 import { clusterDatabase, clusterSkipReason } from "../support/ClusterNodes.ts"
-import { freePort, runEngram, withDataDir } from "../support/Process.ts"
+import { freePort, runEngram, TEST_WEBHOOK_KEY, withDataDir } from "../support/Process.ts"
+
+/** A server-profile node's settings on `databaseUrl`, its runner on `runnerPort`. */
+const serverEnv = async (dataDir: string, databaseUrl: string, runnerPort: number) => ({
+  DATA_DIR: dataDir,
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: process.env.REDIS_URL!,
+  WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
+  HOST: "127.0.0.1",
+  PORT: String(await freePort()),
+  RUNNER_HOST: "127.0.0.1",
+  RUNNER_PORT: String(runnerPort)
+})
 
 describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
   it("a RUNNER_PORT that is taken stops start-up, naming RUNNER_PORT", async () => {
@@ -12,16 +24,7 @@ describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
     await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve))
     try {
       await withDataDir(async (dataDir) => {
-        const result = await runEngram(["serve"], {
-          DATA_DIR: dataDir,
-          DATABASE_URL: database.url,
-          REDIS_URL: process.env.REDIS_URL!,
-          WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef",
-          HOST: "127.0.0.1",
-          PORT: String(await freePort()),
-          RUNNER_HOST: "127.0.0.1",
-          RUNNER_PORT: String(port)
-        })
+        const result = await runEngram(["serve"], await serverEnv(dataDir, database.url, port))
         expect(result.code).toBe(1)
         expect(result.stderr).toContain(`cannot listen for other runners on 127.0.0.1:${port} (RUNNER_PORT)`)
       })
@@ -35,15 +38,8 @@ describe.skipIf(clusterSkipReason !== undefined)("runner start-up", () => {
     const database = await clusterDatabase()
     try {
       await withDataDir(async (dataDir) => {
-        const result = await runEngram(["serve"], {
-          DATA_DIR: dataDir,
-          DATABASE_URL: database.url,
-          REDIS_URL: process.env.REDIS_URL!,
-          HOST: "127.0.0.1",
-          PORT: String(await freePort()),
-          RUNNER_HOST: "127.0.0.1",
-          RUNNER_PORT: String(await freePort())
-        })
+        const { WEBHOOK_SECRET_KEY: _, ...withoutKey } = await serverEnv(dataDir, database.url, await freePort())
+        const result = await runEngram(["serve"], withoutKey)
         expect(result.code).toBe(1)
         expect(result.stderr).toContain("the server profile needs WEBHOOK_SECRET_KEY")
         expect(result.stdout).not.toContain("listening")

@@ -6,7 +6,7 @@
  */
 import { certificate } from "./Receiver.ts"
 import { copyTemplate } from "./Databases.ts"
-import { freePort, type Running, startServer } from "./Process.ts"
+import { freePort, type Running, startServer, TEST_WEBHOOK_KEY } from "./Process.ts"
 
 export const clusterSkipReason = process.env.ENGRAM_TEST_TEMPLATE_DATABASE && process.env.REDIS_URL
   ? undefined
@@ -76,7 +76,7 @@ export const startCluster = async (count: number, databaseUrl: string) => {
   const env = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL!,
-    WEBHOOK_SECRET_KEY: "test-webhook-secret-key-0123456789abcdef",
+    WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
     // Webhook receivers in these tests live on loopback with a self-signed certificate.
     WEBHOOK_ALLOW_PRIVATE: "1",
     NODE_EXTRA_CA_CERTS: certificate().certFile

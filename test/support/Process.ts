@@ -8,6 +8,9 @@ import { join } from "node:path"
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
 
+/** The webhook secret key every test node uses (the server profile needs one). */
+export const TEST_WEBHOOK_KEY = "test-webhook-secret-key-0123456789abcdef"
+
 /** Env without the profile variables of the test run, plus `env`. */
 const environment = (env: Record<string, string>) => {
   const base = { ...process.env }
