@@ -22,6 +22,8 @@ import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
+import { Documents } from "../src/documents/Documents.ts"
+import { DocumentRepo } from "../services/store/DocumentRepo.ts"
 import { ReadPriority } from "../services/EventLoop.ts"
 import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
 import { JobRepo } from "../services/store/JobRepo.ts"
@@ -39,6 +41,7 @@ export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
     ConsolidationRepo.Default,
     ModelRepo.Default,
     WebhookRepo.Default,
+    DocumentRepo.Default,
     ReasonSettings.Default,
     SpaceProfiles.Default,
     ReadPriority.Default
@@ -62,6 +65,7 @@ export const Services = Layer.mergeAll(
   ConsolidationStatusService.Default,
   MemoryModels.Default,
   Webhooks.Default,
+  Documents.Default,
   ReadPriority.Default
 )
 

@@ -2,7 +2,8 @@
  * `npm run bench:scale -- --memories N [--queries Q] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
  * synthetic memories on the embedded default: while consolidation works
- * through them (from its first run until none is pending), then settled.
+ * through them (from its first run until none is pending), then settled;
+ * and the entity graph's latency (`GET .../graph`, the whole graph and a filtered one).
  */
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
@@ -69,6 +70,14 @@ try {
 
   const latencies: Array<number> = []
   for (let q = 0; q < queries; q++) latencies.push(await timed())
+  // The graph and the entity list, as a dashboard would ask for them.
+  const graphLatencies: Array<number> = []
+  let graph = { total_entities: 0, total_edges: 0 }
+  for (let q = 0; q < 50; q++) {
+    const t = performance.now()
+    graph = await server.call("GET", q % 2 === 0 ? "/v1/spaces/scale/graph" : "/v1/spaces/scale/graph?limit=50&min_count=2")
+    graphLatencies.push(performance.now() - t)
+  }
   const notes = await server.call("GET", "/v1/spaces/scale/memories?type=note&limit=1")
   const summary = {
     memories: total,
@@ -79,6 +88,10 @@ try {
     consolidating_retrieve_p95_ms: during.length === 0 ? null : Number(percentile(during, 95).toFixed(1)),
     facts_consolidated_during_queries: consolidatedDuring,
     notes: notes.total,
+    graph_p50_ms: Number(percentile(graphLatencies, 50).toFixed(1)),
+    graph_p95_ms: Number(percentile(graphLatencies, 95).toFixed(1)),
+    graph_entities: graph.total_entities,
+    graph_edges: graph.total_edges,
     server_rss_mb: Math.round(server.rssMb()),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
     build_seconds: Math.round(ingestSeconds)
@@ -86,6 +99,7 @@ try {
   console.log(`${total} memories: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
+    `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
     `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} memories/s (built in ${summary.build_seconds} s)`)
   if (asJson) console.log(JSON.stringify(summary))
 } finally {

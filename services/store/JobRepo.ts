@@ -35,8 +35,42 @@ const outcomeRecord = (outcome: ItemOutcome) => ({
   error: outcome._tag === "Failed" ? outcome.error : null
 })
 
+/** An uploaded file, queued as a job of its space; its bytes wait in document_files. */
+export const DocumentRequest = Schema.Struct({
+  documentId: Schema.String,
+  filename: Schema.String,
+  contentType: Schema.NullOr(Schema.String),
+  size: Schema.Number,
+  strategy: Schema.Literal("chunks", "pages", "facts"),
+  tags: Schema.Array(Schema.String),
+  userId: Schema.NullOr(Schema.String),
+  agentId: Schema.NullOr(Schema.String),
+  sessionId: Schema.NullOr(Schema.String),
+  memberId: Schema.NullOr(Schema.String),
+  eventTime: Schema.String
+})
+export type DocumentRequest = typeof DocumentRequest.Type
+
+/** How far a document job has come, as its item records it while it runs. */
+export const DocumentProgress = Schema.Struct({
+  stage: Schema.Literal("parsing", "storing"),
+  format: Schema.NullOr(Schema.String),
+  unit: Schema.NullOr(Schema.String),
+  done: Schema.Number,
+  total: Schema.NullOr(Schema.Number)
+})
+export type DocumentProgress = typeof DocumentProgress.Type
+
+export interface QueuedDocument {
+  readonly item: QueuedItem
+  readonly request: Either.Either<DocumentRequest, string>
+}
+
 const JobRow = Schema.Struct({
   job_id: Schema.String,
+  kind: Schema.String,
+  request: Schema.NullOr(Schema.Unknown),
+  progress: Schema.NullOr(Schema.Unknown),
   space_id: Schema.String,
   created_at: Timestamptz,
   updated_at: Timestamptz,
@@ -67,6 +101,8 @@ export interface QueuedRefresh {
 }
 
 const decodeRefresh = Schema.decodeUnknownEither(RefreshRequest)
+const decodeDocument = Schema.decodeUnknownEither(DocumentRequest)
+const decodeProgress = Schema.decodeUnknownOption(DocumentProgress)
 
 const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
   jobId: row.job_id,
@@ -79,22 +115,46 @@ const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
 })
 
 /** The job's state follows from its items. */
-export const jobStatus = (counts: { queued: number; completed: number; failed: number; cancelled: number }): Job["status"] => {
-  if (counts.queued > 0) return counts.completed + counts.failed + counts.cancelled > 0 ? "processing" : "queued"
+export const jobStatus = (
+  counts: { queued: number; completed: number; failed: number; cancelled: number },
+  started = false
+): Job["status"] => {
+  if (counts.queued > 0) return started || counts.completed + counts.failed + counts.cancelled > 0 ? "processing" : "queued"
   if (counts.completed > 0) return "completed"
   if (counts.failed > 0) return "failed"
   return "cancelled"
 }
 
+/** A document job's file and progress, from its one item. */
+const documentOf = (row: typeof JobRow.Type, status: Job["status"]): Job["document"] => {
+  const request = Either.getOrUndefined(decodeDocument(row.request))
+  if (row.kind !== "document" || request === undefined) return undefined
+  const progress = Option.getOrUndefined(decodeProgress(row.progress))
+  const stage = status === "queued" || status === "processing" ? progress?.stage ?? "queued" : status
+  return {
+    document_id: request.documentId,
+    filename: request.filename,
+    size: request.size,
+    format: progress?.format ?? null,
+    stage,
+    unit: progress?.unit ?? null,
+    done: progress?.done ?? 0,
+    total: progress?.total ?? null
+  }
+}
+
 const toJob = (row: typeof JobRow.Type): Job => {
   const items = { total: row.total, queued: row.queued, completed: row.completed, failed: row.failed, cancelled: row.cancelled }
+  const status = jobStatus(items, row.progress !== null)
+  const document = documentOf(row, status)
   return {
     job_id: row.job_id,
     space_id: row.space_id,
-    status: jobStatus(items),
+    status,
     items,
     memory_ids: [...(row.memory_ids ?? [])],
     error: row.error,
+    ...(document === undefined ? {} : { document }),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
   }
@@ -110,7 +170,9 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
     const sql = yield* SqlClient.SqlClient
 
     const get = (orgId: OrgId, spaceId: string, jobId: string) =>
-      sql`SELECT j.job_id, j.space_id, j.created_at, j.updated_at,
+      sql`SELECT j.job_id, j.kind, j.space_id, j.created_at, j.updated_at,
+          (array_agg(i.request ORDER BY i.position))[1] AS request,
+          (array_agg(i.progress ORDER BY i.position))[1] AS progress,
           count(i.position) AS total,
           count(i.position) FILTER (WHERE i.status = 'queued') AS queued,
           count(i.position) FILTER (WHERE i.status = 'completed') AS completed,
@@ -174,6 +236,41 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
           Effect.map((rows) => rows.map(toQueued)),
           storeFailure
         ),
+
+      /** Uploaded files as document jobs, one job (of one item) per file; call inside the upload's transaction. */
+      createDocuments: (space: SpaceRef, files: ReadonlyArray<{ readonly jobId: string; readonly request: DocumentRequest }>, now: Date) =>
+        Effect.forEach(files, ({ jobId, request }) =>
+          Effect.zipRight(
+            sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, kind, created_at, updated_at)
+              VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, 'document', ${now}, ${now})`,
+            sql`INSERT INTO ingest_items (job_id, position, status, request)
+              VALUES (${jobId}, 0, 'queued', ${JSON.stringify(Schema.encodeSync(DocumentRequest)(request))}::jsonb)`
+          ), { discard: true }),
+
+      /** The space's oldest queued document. */
+      nextDocument: (space: SpaceRef) =>
+        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
+          JOIN ingest_jobs j ON j.job_id = i.job_id
+          WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued' AND j.kind = 'document'
+          ORDER BY j.created_at, j.job_id LIMIT 1`.pipe(
+          Effect.flatMap(decodeQueued),
+          Effect.map((rows) =>
+            rows.map((row): QueuedDocument => ({
+              item: { jobId: row.job_id, position: row.position, write: Either.left("a document, not a write"), queuedAt: row.created_at },
+              request: Either.mapLeft(decodeDocument(row.request), (error) =>
+                `the queued upload could not be read: ${ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 200)}`)
+            }))
+          ),
+          storeFailure
+        ),
+
+      /** Records how far a queued item has come (while it is still queued; a cancelled one is left alone). */
+      progress: (jobId: string, position: number, progress: DocumentProgress, now: Date) =>
+        Effect.zipRight(
+          sql`UPDATE ingest_items SET progress = ${JSON.stringify(Schema.encodeSync(DocumentProgress)(progress))}::jsonb
+            WHERE job_id = ${jobId} AND position = ${position} AND status = 'queued'`,
+          sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ${jobId}`
+        ).pipe(storeFailure),
 
       /** The space's oldest queued model refresh. */
       nextRefresh: (space: SpaceRef) =>

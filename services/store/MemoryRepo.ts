@@ -21,12 +21,14 @@ import {
   vectorToBytes
 } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
+import { makeEntityStatements } from "./EntityRows.ts"
 
 const documentRecord = (doc: DocumentWrite) => ({
   document_id: doc.documentId,
   source: doc.source,
   text_length: doc.textLength,
-  tags: doc.tags
+  tags: doc.tags,
+  filename: doc.filename ?? null
 })
 
 const decodeIndexed = decodeRows(IndexedMemoryFromRow)
@@ -53,6 +55,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
     const sql = yield* SqlClient.SqlClient
     const indexColumns = sql.literal(INDEX_COLUMNS)
     const listColumns = sql.literal(LIST_COLUMNS)
+    const graph = makeEntityStatements(sql)
 
     /**
      * Stores writes, in order, each under its document, in one statement (one
@@ -82,13 +85,14 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
                 AND document_id = d.document_id OFFSET 0) AS found
             ) r WHERE m.id = r.id RETURNING m.id
           ), documents_written AS (
-            INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, created_at, updated_at)
-            SELECT ${space.orgId}::text, ${space.spaceId}::text, d.document_id, d.source, d.text_length, d.tags,
+            INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, filename, created_at, updated_at)
+            SELECT ${space.orgId}::text, ${space.spaceId}::text, d.document_id, d.source, d.text_length, d.tags, d.filename,
               ${now}::timestamptz, ${now}::timestamptz
             FROM jsonb_to_recordset(${JSON.stringify(kept.map((write) => documentRecord(write.document)))}::jsonb)
-              AS d(document_id text, source text, text_length integer, tags text[])
+              AS d(document_id text, source text, text_length integer, tags text[], filename text)
             ON CONFLICT (org_id, space_id, document_id) DO UPDATE
-            SET text_length = EXCLUDED.text_length, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at
+            SET text_length = EXCLUDED.text_length, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at,
+              source = EXCLUDED.source, filename = EXCLUDED.filename
             RETURNING 1
           ), inserted AS (
             INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
@@ -116,6 +120,9 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         const replacedIds = heads[0]?.replaced_ids ?? []
         const inserted = yield* decodeIndexed(rows.filter((_, i) => heads[i]!.id !== null))
         const byId = new Map(inserted.map((memory) => [memory.id as string, memory]))
+        // The graph follows in the same transaction: the replaced memories' entities uncounted, the new ones counted.
+        yield* graph.forget(space, replacedIds)
+        yield* graph.record(space, inserted.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
         return { memories: memories.flatMap((m) => byId.get(m.id) ?? []), replaced: replacedIds }
       }).pipe(Effect.withSpan("MemoryRepo.insertDocuments", { attributes: { writes: writes.length } }))
 
@@ -194,10 +201,29 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           return Option.some(rows[0]!)
         }).pipe(Effect.withSpan("MemoryRepo.update")),
 
-      /** Deletes one memory; answers whether it existed. Run it inside a transaction. */
+      /** Deletes one memory (and its place in the graph); answers whether it existed. Run it inside a transaction. */
       delete: (space: SpaceRef, id: string) =>
         sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id} RETURNING id`
-          .pipe(Effect.flatMap(decodeIds), Effect.map((rows) => rows.length > 0)),
+          .pipe(
+            Effect.flatMap(decodeIds),
+            Effect.tap((rows) => graph.forget(space, rows.map((r) => r.id))),
+            Effect.map((rows) => rows.length > 0)
+          ),
+
+      /**
+       * Deletes a document with its memories (and their place in the graph);
+       * answers the ids of the memories deleted, or none if the document did
+       * not exist. Run it inside a transaction.
+       */
+      deleteDocument: (space: SpaceRef, documentId: string) =>
+        Effect.gen(function*() {
+          const memories = yield* sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+            AND document_id = ${documentId} RETURNING id`.pipe(Effect.flatMap(decodeIds))
+          const documents = yield* sql`DELETE FROM documents WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+            AND document_id = ${documentId} RETURNING document_id`
+          yield* graph.forget(space, memories.map((r) => r.id))
+          return documents.length === 0 ? Option.none<ReadonlyArray<MemoryId>>() : Option.some(memories.map((r) => r.id))
+        }),
 
       history: (id: string) =>
         sql`SELECT change, previous, changed_at FROM memory_history WHERE memory_id = ${id} ORDER BY id DESC`.pipe(

@@ -154,6 +154,8 @@ export interface DocumentWrite {
   readonly source: "custom" | "memory" | "file"
   readonly textLength: number
   readonly tags: ReadonlyArray<string>
+  /** An uploaded file's name (source `file`). */
+  readonly filename?: string | null | undefined
 }
 
 /** The memories of one write, under its document. */

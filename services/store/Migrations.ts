@@ -7,6 +7,7 @@ import m0003 from "./migrations/0003_space_settings.ts"
 import m0004 from "./migrations/0004_consolidation.ts"
 import m0005 from "./migrations/0005_memory_models.ts"
 import m0006 from "./migrations/0006_webhooks.ts"
+import m0007 from "./migrations/0007_documents_graph.ts"
 
 const run = Migrator.make({})
 
@@ -17,7 +18,8 @@ export const migrate = run({
     "0003_space_settings": m0003,
     "0004_consolidation": m0004,
     "0005_memory_models": m0005,
-    "0006_webhooks": m0006
+    "0006_webhooks": m0006,
+    "0007_documents_graph": m0007
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

@@ -15,6 +15,7 @@ import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./Webhooks.ts"
+import { DocumentsApi } from "./Documents.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(SystemApi)
@@ -31,6 +32,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ConsolidationApi)
   .add(MemoryModelsApi)
   .add(WebhooksApi)
+  .add(DocumentsApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

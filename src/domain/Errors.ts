@@ -181,3 +181,24 @@ export class WebhookLimitReached extends Schema.TaggedError<WebhookLimitReached>
   fields("webhook_limit_reached"),
   HttpApiSchema.annotations({ status: 409 })
 ) {}
+
+/** Documents: more files in one upload than the limit (20). */
+export class TooManyFiles extends Schema.TaggedError<TooManyFiles>()(
+  "TooManyFiles",
+  fields("too_many_files"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** Documents: one file over the per-file limit (25 MB), refused as soon as it is crossed. */
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()(
+  "FileTooLarge",
+  fields("file_too_large"),
+  HttpApiSchema.annotations({ status: 413 })
+) {}
+
+/** Documents: an upload over the total limit (50 MB), refused as soon as it is crossed. */
+export class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()(
+  "UploadTooLarge",
+  fields("upload_too_large"),
+  HttpApiSchema.annotations({ status: 413 })
+) {}

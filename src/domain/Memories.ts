@@ -116,6 +116,18 @@ export const LegacyAddResponse = Schema.Struct({
 
 export const JobStatus = Schema.Literal("queued", "processing", "completed", "failed", "cancelled")
 
+/** A document job's file and progress: `stage` queued, parsing, storing, completed or failed; `done` of `total` units. */
+export const JobDocument = Schema.Struct({
+  document_id: Schema.String,
+  filename: Schema.String,
+  size: Schema.Number,
+  format: Schema.NullOr(Schema.String),
+  stage: Schema.Literal("queued", "parsing", "storing", "completed", "failed", "cancelled"),
+  unit: Schema.NullOr(Schema.String),
+  done: Schema.Number,
+  total: Schema.NullOr(Schema.Number)
+})
+
 export const Job = Schema.Struct({
   job_id: Schema.String,
   space_id: Schema.String,
@@ -129,6 +141,8 @@ export const Job = Schema.Struct({
   }),
   memory_ids: Schema.Array(Schema.String),
   error: Schema.NullOr(Schema.String),
+  /** Document jobs only: the uploaded file and how far its parsing has come. */
+  document: Schema.optional(JobDocument),
   created_at: Schema.String,
   updated_at: Schema.String
 })

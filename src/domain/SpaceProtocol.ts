@@ -91,6 +91,8 @@ export const SpaceEntity = Entity.make("Space", [
   Rpc.make("Recall", { payload: Recall, success: RecallResult, error: SpaceFailure }),
   Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, SpaceFailure) }),
   Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
+  /** Deletes a document with its memories; answers whether it existed. */
+  Rpc.make("DeleteDocument", { payload: { documentId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
   /** There may be work due (queued writes): the entity checks the store and runs it. Sent by writers and the waker. */
   Rpc.make("Wake", { success: Schema.Void }),
   /** Deletes the space, everything in it, and the entity's index; answers whether it existed. */

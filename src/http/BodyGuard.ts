@@ -54,7 +54,7 @@ const tooLarge = () => new PayloadTooLarge({ message: `the request body is large
  */
 const LINGER_MS = 5_000
 
-const lingerThenClose = (source: unknown) =>
+export const lingerThenClose = (source: unknown) =>
   Effect.sync(() => {
     if (!(source instanceof IncomingMessage)) return
     source.resume()

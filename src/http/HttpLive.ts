@@ -14,6 +14,9 @@ import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
 import { ConsolidationHandlers } from "./ConsolidationHandlers.ts"
 import { MemoryModelHandlers } from "./MemoryModelHandlers.ts"
 import { WebhookHandlers } from "./WebhookHandlers.ts"
+import { DocumentHandlers } from "./DocumentHandlers.ts"
+import { registerOwnBody } from "./BodyGuard.ts"
+import { UPLOAD_PATH } from "../domain/Documents.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { ProfileHandlers } from "./ProfileHandlers.ts"
@@ -21,9 +24,12 @@ import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 
+// Uploads stream their own multipart body under their own limits (the JSON guard would refuse it).
+registerOwnBody("POST", UPLOAD_PATH)
+
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
-  Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers]),
+  Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -17,6 +17,8 @@ export interface ExtractionInput {
   readonly eventTime: Date
   readonly speaker?: string | undefined
   readonly fromAgent?: boolean | undefined
+  /** The write's scope ids (user, agent, session): never entities, even when the text names them. */
+  readonly scopeIds?: ReadonlyArray<string> | undefined
 }
 
 export interface ExtractedMemory {
@@ -80,7 +82,7 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
       text,
       sourceText: prefixed ? `${prefixed}: ${piece}` : piece,
       type: input.fromAgent === true && firstPerson ? "experience" : "fact",
-      entities: extractEntities(text, speaker),
+      entities: extractEntities(text, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
       occurredStart: dated.start,
       occurredEnd: dated.end,
       speaker

@@ -7,7 +7,7 @@ import { Effect, Either, Layer, Schema } from "effect"
 import type { ModelSpec } from "../../services/llm/Catalog.ts"
 import type { ChatRequest } from "../../services/llm/Provider.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
-import type { EntityKind } from "./Entities.ts"
+import { type EntityKind, entityKey } from "./Entities.ts"
 import { type ExtractedMemory, ExtractionError, type ExtractionInput, Extractor, type ExtractorShape } from "./Extractor.ts"
 import { informativeAnswer, isAssistantSpeaker } from "./Informative.ts"
 import { splitSpeaker } from "./Speaker.ts"
@@ -87,6 +87,7 @@ export const make = (spec: ModelSpec) =>
       Effect.gen(function*() {
         const { body, speaker: prefixed } = splitSpeaker(input.content)
         const speaker = prefixed ?? input.speaker ?? null
+        const scope = new Set((input.scopeIds ?? []).map(entityKey))
         // An assistant's non-answers are left out before the model sees them, as the local engine does; nothing left, no call.
         const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
         const said = assistant ? informativeAnswer(body) : body
@@ -107,7 +108,13 @@ export const make = (spec: ModelSpec) =>
           text: memory.text,
           sourceText: content,
           type: memory.type,
-          entities: [...new Map(memory.entities.map((e) => [e.name.toLowerCase(), e] as const)).values()],
+          entities: [
+            ...new Map(
+              memory.entities
+                .filter((e) => !scope.has(entityKey(e.name)))
+                .map((e) => [entityKey(e.name), e] as const)
+            ).values()
+          ],
           occurredStart: memory.occurred_start,
           occurredEnd: memory.occurred_end,
           speaker

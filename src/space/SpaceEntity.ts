@@ -2,8 +2,8 @@
  * The Space entity: one per space in the whole cluster, living on whichever
  * runner owns the space's shard. It owns the space's index (loaded from the
  * store on first use, dropped when it passivates), its one write path, and
- * its background loops: draining queued writes, consolidation, memory-model
- * refreshes and webhook deliveries. PostgreSQL stays the
+ * its background loops: draining queued writes, parsing uploaded documents,
+ * consolidation, memory-model refreshes and webhook deliveries. PostgreSQL stays the
  * source of truth, so a moved or restarted entity rebuilds all of it.
  */
 import { Entity } from "@effect/cluster"
@@ -32,6 +32,9 @@ import { SpaceProfiles } from "../reason/SpaceProfiles.ts"
 import { makeRefresh } from "./RefreshLoop.ts"
 import { makeConsolidation } from "./ConsolidationLoop.ts"
 import { makeDrain } from "./DrainLoop.ts"
+import { makeDocuments } from "./DocumentLoop.ts"
+import { DocumentRepo } from "../../services/store/DocumentRepo.ts"
+import { join } from "node:path"
 import { SpaceClock } from "./SpaceClock.ts"
 import { makeRecall } from "./SpaceRecall.ts"
 import { SpaceState } from "./SpaceState.ts"
@@ -182,6 +185,24 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   )
   yield* supervise({ loop: "refreshModel", space, signal: refresh.signal, step: refreshStep })
 
+  // Uploaded files: parsed and stored one at a time, behind the space's other writes.
+  const documentLoop = yield* makeDocuments({
+    space,
+    jobs,
+    documents: yield* DocumentRepo,
+    writer,
+    extractor,
+    embedder,
+    cachePath: join(config.modelsDir, "ocr"),
+    beforeHeavyWrite: priority.beforeHeavyWrite
+  })
+  const documentStep = ensureLoaded.pipe(
+    Effect.zipRight(documentLoop.step),
+    Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
+  )
+  yield* supervise({ loop: "documents", space, signal: documentLoop.signal, step: documentStep })
+  yield* documentLoop.nudge
+
   // Webhook deliveries need no index: they are rows of the store, sent and settled by this loop.
   const delivery = yield* makeDelivery({
     space,
@@ -211,10 +232,12 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
+    DeleteDocument: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.deleteDocument(payload.documentId)), guarded),
     Wake: () =>
       Queue.offer(wake, undefined).pipe(
         Effect.zipRight(consolidationWoken),
         Effect.zipRight(refresh.woken),
+        Effect.zipRight(documentLoop.nudge),
         Effect.zipRight(delivery.nudge)
       ),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.

@@ -5,6 +5,7 @@
  * or neither changes. Model calls (extraction, embedding) happen before a
  * change takes the permit, so recall and other writers never wait on them.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Data, Effect, Either, Option } from "effect"
 import { InternalError, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { MemoryId, SpaceRef } from "../domain/Ids.ts"
@@ -126,7 +127,8 @@ export const makeWriter = (deps: {
 
     /**
      * A synchronous write: stored, then indexed; answers the stored memories.
-     * One statement, unless it replaces a document that notes are built on.
+     * One transaction: the memories, their place in the entity graph, and
+     * what a replaced document's notes become.
      */
     const write = (prepared: DocumentWrites) =>
       Effect.gen(function*() {
@@ -134,14 +136,13 @@ export const makeWriter = (deps: {
         const insert = repo.insertDocuments(space, [prepared], state.nextPosition, at)
         const replaces = provenance.touches(state.ofDocument(prepared.document.documentId))
         const hooks = yield* hooksMaybe
-        const { queued, stored, unbuilt } = replaces || hooks
-          ? yield* repo.transaction(Effect.gen(function*() {
-            const stored = yield* insert
-            const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
-            const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at)], at) : 0
-            return { stored, unbuilt, queued }
-          }))
-          : { stored: yield* repo.statement(insert), unbuilt: nothingUnbuilt, queued: 0 }
+        // A transaction even for the plainest write: the entity graph is counted with the memories.
+        const { queued, stored, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+          const stored = yield* insert
+          const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
+          const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at)], at) : 0
+          return { stored, unbuilt, queued }
+        }))
         state.apply(stored)
         provenance.apply(unbuilt)
         yield* afterOutbox(queued)
@@ -154,7 +155,12 @@ export const makeWriter = (deps: {
      * once even across a crash or a second owner; items cancelled meanwhile
      * are not stored. An item whose preparation failed is marked failed.
      */
-    const storeQueued = (items: ReadonlyArray<QueuedItem>, prepared: ReadonlyArray<PreparedItem>) =>
+    const storeQueued = (
+      items: ReadonlyArray<QueuedItem>,
+      prepared: ReadonlyArray<PreparedItem>,
+      /** Done in the same transaction (an uploaded file's bytes dropped once it is stored). */
+      also: Effect.Effect<unknown, SqlError> = Effect.void
+    ) =>
       Effect.gen(function*() {
         const at = yield* now
         const outcomes = items.map((item, i): ItemOutcome =>
@@ -172,6 +178,7 @@ export const makeWriter = (deps: {
           })
           const stored = yield* repo.insertDocuments(space, writes, state.nextPosition, at)
           const queued = yield* outbox(() => writes.map((write) => memoryCreated(space, write.document, at)), at)
+          yield* also
           return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at), queued }
         }))
         state.apply(stored.stored)
@@ -184,11 +191,29 @@ export const makeWriter = (deps: {
       )
 
     /** Marks queued items failed, with nothing stored. */
-    const failQueued = (items: ReadonlyArray<QueuedItem>, error: string) =>
+    const failQueued = (items: ReadonlyArray<QueuedItem>, error: string, also: Effect.Effect<unknown, SqlError> = Effect.void) =>
       Effect.gen(function*() {
         const at = yield* now
-        yield* repo.transaction(jobs.settle(items.map((item) => ({ _tag: "Failed", item, error })), at))
+        yield* repo.transaction(Effect.zipRight(jobs.settle(items.map((item) => ({ _tag: "Failed", item, error })), at), also))
       }).pipe(exclusive("failQueued"))
+
+    /**
+     * Deletes a document and its memories; the notes built on them follow
+     * the provenance rule. Answers whether the document existed.
+     */
+    const deleteDocument = (documentId: string) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const { deleted, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+          const deleted = yield* repo.deleteDocument(space, documentId)
+          const ids = Option.getOrElse(deleted, () => [])
+          return { deleted, unbuilt: ids.length > 0 ? yield* provenance.unbuild(ids, at) : nothingUnbuilt }
+        }))
+        for (const id of Option.getOrElse(deleted, () => [])) state.remove(id)
+        provenance.apply(unbuilt)
+        if (unbuilt.removed.length > 0) yield* onFactsChanged
+        return Option.isSome(deleted)
+      }).pipe(exclusive("deleteDocument"))
 
     const missing = (id: string) => new NotFound({ message: `memory ${id} not found` })
 
@@ -324,6 +349,7 @@ export const makeWriter = (deps: {
       failQueued,
       edit,
       forget,
+      deleteDocument,
       applyConsolidation,
       consolidationFailed,
       settledAt,

@@ -36,7 +36,8 @@ export const makePreparation = (deps: {
       content: item.content,
       eventTime: new Date(item.eventTime),
       speaker: item.userId ?? undefined,
-      fromAgent: item.agentId !== null && item.userId === null
+      fromAgent: item.agentId !== null && item.userId === null,
+      scopeIds: [item.userId, item.agentId, item.sessionId].filter((id): id is string => id !== null)
     }).pipe(
       Effect.mapError(unavailable("extraction failed")),
       // Never inside the microtasks Node runs after each incoming request, nor while a recall is being answered.

@@ -101,6 +101,39 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     expect(fresh.results.map((r: any) => r.content)).toEqual(["Nadia restores clocks."])
   }, 120_000)
 
+  it("a document uploaded through one node is parsed by the space's owner and recalled, listed and deleted through the others", async () => {
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]
+    const key = await signupOn(a, "docs")
+    const api = client(key)
+    const spaceId = `docs-${Date.now()}`
+    const form = new FormData()
+    form.append("files", new Blob(["# Depots\n\nThe Bergen depot stores the red tram number 7.\n"], { type: "text/markdown" }), "depots.md")
+    form.append("files", new Blob(["Station,Manager\nBergen,Sigrid\nOslo,Anders\n"], { type: "text/csv" }), "stations.csv")
+    const uploaded = await fetch(`${a.url}/v1/spaces/${spaceId}/documents`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form })
+    expect(uploaded.status).toBe(202)
+    const jobIds = (await json(uploaded)).job_ids as Array<string>
+    for (const jobId of jobIds) {
+      await until(`job ${jobId}`, 60_000, async () => {
+        const job = await json(await api.get(b, `/v1/spaces/${spaceId}/jobs/${jobId}`))
+        return job.status === "completed" ? job : undefined
+      })
+    }
+    const recalled = await json(await api.post(c, "/v1/retrieve", { space_id: spaceId, query: "Which depot stores the red tram?" }))
+    expect(recalled.results[0].content).toContain("red tram")
+    const listed = await json(await api.get(b, `/v1/spaces/${spaceId}/documents`))
+    expect(listed.total).toBe(2)
+    // The graph counts the chunks once, whichever node is asked.
+    const graphs = await Promise.all(nodes.map(async (node) => json(await api.get(node, `/v1/spaces/${spaceId}/graph`))))
+    for (const graph of graphs) expect(graph).toEqual(graphs[0])
+    expect(graphs[0].nodes.map((n: any) => n.label)).toEqual(expect.arrayContaining(["Bergen", "Sigrid"]))
+    const depots = listed.documents.find((d: any) => d.filename === "depots.md")
+    const deleted = await fetch(`${c.url}/v1/spaces/${spaceId}/documents/${depots.document_id}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } })
+    expect(deleted.status).toBe(204)
+    const after = await json(await api.post(a, "/v1/retrieve", { space_id: spaceId, query: "Which depot stores the red tram?" }))
+    expect(after.results.map((r: any) => r.content).join(" ")).not.toContain("red tram")
+    expect(holders(nodes, spaceId)).toHaveLength(1)
+  }, 120_000)
+
   it("a webhook made through one node hears writes made through every node, each event once, from the space's one owner", async () => {
     const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]
     const receiver = await startReceiver()

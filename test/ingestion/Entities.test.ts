@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest"
+import { entityKey, extractEntities } from "../../src/ingestion/Entities.ts"
+import { extractLocal } from "../../src/ingestion/Extractor.ts"
+import { canonicalEntities, entityId } from "../../services/store/EntityRows.ts"
+
+const names = (text: string, exclude: ReadonlyArray<string> = []) => extractEntities(text, null, exclude).map((e) => e.name)
+
+describe("entities", () => {
+  it("one key per name, whatever its case, possessive, accents or leading article", () => {
+    expect(entityKey("Caroline")).toBe("caroline")
+    expect(entityKey("Caroline's")).toBe("caroline")
+    expect(entityKey("CAROLINE’s")).toBe("caroline")
+    expect(entityKey("José")).toBe("jose")
+    expect(entityKey("The Beatles")).toBe("beatles")
+    expect(entityKey("New   York")).toBe("new york")
+    expect(entityId(entityKey("Caroline's"))).toBe(entityId(entityKey("caroline")))
+    expect(entityId("caroline")).toMatch(/^ent_[0-9a-f]{20}$/)
+    const merged = canonicalEntities([
+      { name: "Caroline", kind: "person" },
+      { name: "caroline", kind: "thing" },
+      { name: "Lisbon", kind: "place" }
+    ])
+    expect(merged.map((e) => e.name)).toEqual(["Caroline", "Lisbon"])
+  })
+
+  it("calendar words and capitalised common words that open a sentence are not entities", () => {
+    expect(names("From now on I will run every Monday in May.")).toEqual([])
+    expect(names("Honestly, I think Sweden is nice.")).toEqual(["Sweden"])
+    expect(names("Thanks! That sounds great, Jon.")).toEqual(["Jon"])
+    expect(names("Awesome, Jon!")).toEqual(["Jon"])
+    expect(names("In January Nate bought a Tesla.")).toEqual(expect.arrayContaining(["Nate", "Tesla"]))
+    expect(names("In January Nate bought a Tesla.")).not.toContain("January")
+    // Acronyms and multi-word names stay.
+    expect(names("Caroline joined the LGBTQ group at Acme Corp.")).toEqual(expect.arrayContaining(["Caroline", "LGBTQ"]))
+  })
+
+  it("scope ids are never entities, even when the first person is rewritten to them", () => {
+    expect(names("Yesterday Priya met user_42 in Oslo.", ["user_42"])).toEqual(["Oslo", "Priya"])
+    const [memory] = extractLocal({ content: "I moved to Oslo with Tom.", eventTime: new Date(), speaker: "Ulla", scopeIds: ["Ulla"] })
+    expect(memory!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Oslo", "Tom"]))
+    expect(memory!.entities.map((e) => e.name)).not.toContain("Ulla")
+    // A name written before the turn is the speaker, and an entity.
+    const [turn] = extractLocal({ content: "Gina: I opened a store in Lisbon.", eventTime: new Date(), scopeIds: ["u-1"] })
+    expect(turn!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Gina", "Lisbon"]))
+  })
+})
