@@ -43,6 +43,16 @@ export const canonicalEntities = (entities: ReadonlyArray<NamedEntity>) => {
   return [...byId.values()]
 }
 
+/** Each unordered pair of `ids` once, the smaller id first. */
+const pairsOf = (ids: ReadonlyArray<string>) => {
+  const sorted = [...ids].sort()
+  const pairs: Array<readonly [string, string]> = []
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length; j++) pairs.push([sorted[i]!, sorted[j]!])
+  }
+  return pairs
+}
+
 const decodeGone = decodeRows(Schema.Struct({ entity_id: Schema.String, memory_id: Schema.String }))
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
@@ -56,16 +66,13 @@ export const makeEntityStatements = (sql: SqlClient.SqlClient) => {
         const entities = canonicalEntities(memory.entities)
         const at = memory.at.getTime()
         for (const e of entities) mentions.push({ entity_id: e.id, name: e.name, kind: e.kind, memory_id: memory.id, at })
-        const ids = entities.map((e) => e.id).sort()
-        for (let i = 0; i < ids.length; i++) {
-          for (let j = i + 1; j < ids.length; j++) {
-            const key = `${ids[i]}|${ids[j]}`
-            const pair = pairs.get(key)
-            if (pair) {
-              pair.weight++
-              pair.at = Math.max(pair.at, at)
-            } else pairs.set(key, { source: ids[i]!, target: ids[j]!, weight: 1, at })
-          }
+        for (const [source, target] of pairsOf(entities.map((e) => e.id))) {
+          const key = `${source}|${target}`
+          const pair = pairs.get(key)
+          if (pair) {
+            pair.weight++
+            pair.at = Math.max(pair.at, at)
+          } else pairs.set(key, { source, target, weight: 1, at })
         }
       }
       if (mentions.length === 0) return
@@ -120,14 +127,11 @@ export const makeEntityStatements = (sql: SqlClient.SqlClient) => {
       }
       const pairs = new Map<string, { source: string; target: string; n: number }>()
       for (const ids of byMemory.values()) {
-        ids.sort()
-        for (let i = 0; i < ids.length; i++) {
-          for (let j = i + 1; j < ids.length; j++) {
-            const key = `${ids[i]}|${ids[j]}`
-            const pair = pairs.get(key)
-            if (pair) pair.n++
-            else pairs.set(key, { source: ids[i]!, target: ids[j]!, n: 1 })
-          }
+        for (const [source, target] of pairsOf(ids)) {
+          const key = `${source}|${target}`
+          const pair = pairs.get(key)
+          if (pair) pair.n++
+          else pairs.set(key, { source, target, n: 1 })
         }
       }
       const entityIds = [...counts.keys()]

@@ -30,7 +30,7 @@ import { DocumentRepo, PART_BYTES } from "../../services/store/DocumentRepo.ts"
 import { GraphRepo } from "../../services/store/GraphRepo.ts"
 import { type DocumentRequest, JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
-import { spaceRef } from "../space/MemoryService.ts"
+import { reachable, spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 
 const FIELDS = new Set(["tags", "user_id", "agent_id", "session_id", "strategy"])
@@ -101,9 +101,6 @@ export class Documents extends Effect.Service<Documents>()("engram/documents/Doc
     const jobs = yield* JobRepo
     const memories = yield* MemoryRepo
     const entity = yield* SpaceEntity.client
-    const unreachable = (error: { _tag: string }) =>
-      new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
-    const reachable = { MailboxFull: unreachable, AlreadyProcessingMessage: unreachable, PersistenceError: unreachable }
 
     /** Reads the multipart stream into temporary files under `dir`, enforcing every limit as bytes arrive. */
     const spool = (parts: Stream.Stream<Multipart.Part, Multipart.MultipartError>, dir: string) =>

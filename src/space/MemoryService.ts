@@ -44,7 +44,7 @@ const clusterDown = (error: { _tag: string }) =>
   new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
 
 /** What the cluster client itself can fail with (mailbox full, storage down), as a 503. */
-const reachable = { MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }
+export const reachable = { MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }
 
 /** The caller's organization and a validated space id: where the space lives. */
 export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
