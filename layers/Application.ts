@@ -23,6 +23,9 @@ import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
+import { Feedback } from "../src/metering/Feedback.ts"
+import { Metering } from "../src/metering/Metering.ts"
+import { UsageReports } from "../src/metering/Usage.ts"
 import { DocumentRepo } from "../services/store/DocumentRepo.ts"
 import { ReadPriority } from "../services/EventLoop.ts"
 import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
@@ -31,6 +34,7 @@ import { MemoryRepo } from "../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../services/store/ModelRepo.ts"
 import { WebhookRepo } from "../services/store/WebhookRepo.ts"
+import { LedgerRepo } from "../services/store/LedgerRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
@@ -42,6 +46,7 @@ export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
     ModelRepo.Default,
     WebhookRepo.Default,
     DocumentRepo.Default,
+    LedgerRepo.Default,
     ReasonSettings.Default,
     SpaceProfiles.Default,
     ReadPriority.Default
@@ -66,6 +71,9 @@ export const Services = Layer.mergeAll(
   MemoryModels.Default,
   Webhooks.Default,
   Documents.Default,
+  Metering.Default,
+  Feedback.Default,
+  UsageReports.Default,
   ReadPriority.Default
 )
 

@@ -41,6 +41,8 @@ export const startBenchServer = async (env: Record<string, string> = {}, options
       PORT: String(port),
       HOST: "127.0.0.1",
       LOG_LEVEL: "warning",
+      // Benchmarks measure the service, not a plan's allowance.
+      PLANS_CONFIG: join(import.meta.dirname, "bench-plans.json"),
       ...env
     },
     stdio: ["ignore", "ignore", "inherit"]

@@ -17,7 +17,36 @@ export interface CacheShape {
   readonly delete: (key: string) => Effect.Effect<void, CacheUnavailable>
   /** Adds one and returns the new count; the window starts with the first increment. */
   readonly increment: (key: string, window: Duration.DurationInput) => Effect.Effect<number, CacheUnavailable>
+  /**
+   * One request against a sliding-window limit of `limit` per `window`
+   * (the current fixed window's count plus the previous one's, weighted by
+   * how much of it the sliding window still covers). Counts it if allowed.
+   */
+  readonly slidingWindow: (key: string, limit: number, window: Duration.DurationInput) => Effect.Effect<WindowDecision, CacheUnavailable>
   readonly ping: Effect.Effect<void, CacheUnavailable>
+}
+
+export interface WindowDecision {
+  readonly allowed: boolean
+  /** Requests left in the window after this one. */
+  readonly remaining: number
+  /** When refused: how long until one more request would be allowed. */
+  readonly retryAfterMs: number
+}
+
+/**
+ * The sliding-window decision from the two fixed windows' counts (`previous`,
+ * `current`) at `now`; Redis runs the same arithmetic in a script.
+ */
+export const decideWindow = (previous: number, current: number, now: number, windowMs: number, limit: number): WindowDecision => {
+  const into = (now % windowMs) / windowMs
+  const count = previous * (1 - into) + current
+  if (count + 1 <= limit) return { allowed: true, remaining: Math.max(0, Math.floor(limit - count - 1)), retryAfterMs: 0 }
+  // Allowed again once the previous window's share has shrunk enough, or (if this window alone is full) after it.
+  const wait = current + 1 <= limit && previous > 0
+    ? (1 - (limit - 1 - current) / previous - into) * windowMs
+    : windowMs - (now % windowMs)
+  return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(wait)) }
 }
 
 export class Cache extends Context.Tag("engram/cache/Cache")<Cache, CacheShape>() {}
@@ -56,6 +85,18 @@ export const makeMemory = Effect.sync((): CacheShape => {
         const count = entry ? Number(entry.value) + 1 : 1
         entries.set(key, { value: String(count), expiresAt: entry?.expiresAt ?? now + Duration.toMillis(window) })
         return count
+      })),
+    slidingWindow: (key, limit, window) =>
+      Clock.currentTimeMillis.pipe(Effect.map((now) => {
+        const windowMs = Duration.toMillis(window)
+        const index = Math.floor(now / windowMs)
+        const count = (i: number) => Number(live(`${key}:${i}`, now)?.value ?? 0)
+        const decision = decideWindow(count(index - 1), count(index), now, windowMs, limit)
+        if (decision.allowed) {
+          sweep(now)
+          entries.set(`${key}:${index}`, { value: String(count(index) + 1), expiresAt: (index + 2) * windowMs })
+        }
+        return decision
       })),
     ping: Effect.void
   }

@@ -1,10 +1,35 @@
 /** The Cache on Redis (ioredis). Unreachable at start-up stops the service; later outages fail requests loudly. */
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Redis } from "ioredis"
 import { describeUrl } from "../UrlRedaction.ts"
 import { Cache, CacheUnavailable, type CacheShape } from "./Cache.ts"
 
 const PREFIX = "engram:"
+
+/** decideWindow (Cache.ts) in one atomic step: KEYS current and previous window; ARGV now, window ms, limit. */
+const SLIDING_WINDOW = `
+local current = tonumber(redis.call("GET", KEYS[1]) or "0")
+local previous = tonumber(redis.call("GET", KEYS[2]) or "0")
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local into = (now % window) / window
+local count = previous * (1 - into) + current
+if count + 1 <= limit then
+  redis.call("INCR", KEYS[1])
+  redis.call("PEXPIRE", KEYS[1], window * 2)
+  return {1, math.floor(limit - count - 1), 0}
+end
+local wait
+if current + 1 <= limit and previous > 0 then
+  wait = (1 - (limit - 1 - current) / previous - into) * window
+else
+  wait = window - (now % window)
+end
+return {0, 0, math.max(1, math.ceil(wait))}
+`
+
+const WindowReply = Schema.Tuple(Schema.Literal(0, 1), Schema.Number, Schema.Number)
 
 const attempt = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
@@ -56,6 +81,18 @@ export const makeRedis = (url: Redacted.Redacted) =>
             .pexpire(PREFIX + key, Math.max(1, Duration.toMillis(window)), "NX")
             .exec()) as Array<[Error | null, number]>
           return count
+        }),
+      slidingWindow: (key, limit, window) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const windowMs = Math.max(1, Duration.toMillis(window))
+          const index = Math.floor(now / windowMs)
+          return attempt("EVAL", () =>
+            client.eval(SLIDING_WINDOW, 2, `${PREFIX}${key}:${index}`, `${PREFIX}${key}:${index - 1}`, now, windowMs, limit)
+          ).pipe(
+            Effect.flatMap((reply) => Schema.decodeUnknown(WindowReply)(reply)),
+            Effect.map(([allowed, remaining, retryAfterMs]) => ({ allowed: allowed === 1, remaining: Math.max(0, remaining), retryAfterMs })),
+            Effect.catchTag("ParseError", (e) => Effect.fail(new CacheUnavailable({ message: `Redis EVAL answered unexpectedly: ${e.message}` })))
+          )
         }),
       ping: attempt("PING", () => client.ping()).pipe(Effect.asVoid)
     }

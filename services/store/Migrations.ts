@@ -8,6 +8,7 @@ import m0004 from "./migrations/0004_consolidation.ts"
 import m0005 from "./migrations/0005_memory_models.ts"
 import m0006 from "./migrations/0006_webhooks.ts"
 import m0007 from "./migrations/0007_documents_graph.ts"
+import m0008 from "./migrations/0008_metering.ts"
 
 const run = Migrator.make({})
 
@@ -19,7 +20,8 @@ export const migrate = run({
     "0004_consolidation": m0004,
     "0005_memory_models": m0005,
     "0006_webhooks": m0006,
-    "0007_documents_graph": m0007
+    "0007_documents_graph": m0007,
+    "0008_metering": m0008
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

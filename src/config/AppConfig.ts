@@ -48,6 +48,8 @@ export interface AppConfigShape {
   readonly webhookAllowPrivate: boolean
   /** WEBHOOK_SECRET_KEY: encrypts webhook secrets at rest (required on the server profile). */
   readonly webhookSecretKey: Option.Option<Redacted.Redacted>
+  /** PLANS_CONFIG: the operator's plans file (JSON); unset = the built-in plans (docs/metering.md). */
+  readonly plansConfig: Option.Option<string>
 }
 
 /** The spec's schedule: at once, then after 5 s, 5 min, 30 min, 2 h and 5 h. */
@@ -158,6 +160,7 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
       validation: (key) => Option.isNone(key) || Redacted.value(key.value).trim().length >= 32
     })
   ),
+  plansConfig: Config.option(Config.string("PLANS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

@@ -32,6 +32,8 @@ import { type DocumentRequest, JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { reachable, spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { Metering } from "../metering/Metering.ts"
+import { RATES } from "../metering/Rates.ts"
 
 const FIELDS = new Set(["tags", "user_id", "agent_id", "session_id", "strategy"])
 const MB = 1024 * 1024
@@ -93,8 +95,9 @@ const multipartFailure = (error: Multipart.MultipartError) => {
 }
 
 export class Documents extends Effect.Service<Documents>()("engram/documents/Documents", {
-  dependencies: [Spaces.Default, DocumentRepo.Default, GraphRepo.Default, JobRepo.Default, MemoryRepo.Default],
+  dependencies: [Spaces.Default, DocumentRepo.Default, GraphRepo.Default, JobRepo.Default, MemoryRepo.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const spaces = yield* Spaces
     const documents = yield* DocumentRepo
     const graph = yield* GraphRepo
@@ -176,6 +179,8 @@ export class Documents extends Effect.Service<Documents>()("engram/documents/Doc
       if (!contentType.startsWith("multipart/form-data")) {
         return yield* new BadRequest({ message: "upload files as multipart/form-data in the `files` field" })
       }
+      // Admitted while credits remain; a file's memories are debited when it is parsed and stored.
+      yield* metering.requireCredits(principal.orgId, RATES.memory_stored)
       yield* spaces.ensure(principal, spaceId)
       const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "engram-upload-")))
       return yield* Effect.gen(function*() {

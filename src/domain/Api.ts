@@ -9,6 +9,7 @@ import { ChatSettingsApi } from "./ChatSettings.ts"
 import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { MemoryModelsApi } from "./MemoryModels.ts"
 import { OrgsApi } from "./OrgsApi.ts"
+import { FeedbackApi, UsageApi } from "./Usage.ts"
 import { ProfilesApi } from "./Profiles.ts"
 import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
@@ -33,6 +34,8 @@ export class EngramApi extends HttpApi.make("engram")
   .add(MemoryModelsApi)
   .add(WebhooksApi)
   .add(DocumentsApi)
+  .add(UsageApi)
+  .add(FeedbackApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { BadRequest, FileTooLarge, Forbidden, NotFound, TooManyFiles, UploadTooLarge, ValidationError } from "./Errors.ts"
+import { BadRequest, FileTooLarge, Forbidden, NotFound, RateLimited, TooManyFiles, UploadTooLarge, ValidationError } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment, SafeString } from "./SafeText.ts"
 import { Page } from "./Strict.ts"
@@ -137,5 +137,6 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(HttpApiEndpoint.get("graph", "/v1/spaces/:space_id/graph").setPath(SpacePath).setUrlParams(GraphQuery).addSuccess(Graph))
   .addError(NotFound)
   .addError(Forbidden)
+  .addError(RateLimited)
   .middleware(Authentication)
 {}

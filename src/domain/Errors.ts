@@ -202,3 +202,17 @@ export class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()(
   fields("upload_too_large"),
   HttpApiSchema.annotations({ status: 413 })
 ) {}
+
+/** The organization's requests per minute, or its credits, are spent: back off (Retry-After says how long). */
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  fields("rate_limited"),
+  HttpApiSchema.annotations({ status: 429 })
+) {}
+
+/** Feedback past 10 an hour from one member. */
+export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()(
+  "TooManyAttempts",
+  fields("too_many_attempts"),
+  HttpApiSchema.annotations({ status: 429 })
+) {}

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NoFields, NotFound } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound, RateLimited } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -77,5 +77,6 @@ export class MemoryApi extends HttpApiGroup.make("memories")
   )
   .addError(NotFound)
   .addError(Forbidden)
+  .addError(RateLimited)
   .middleware(Authentication)
 {}

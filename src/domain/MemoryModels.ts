@@ -6,7 +6,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Conflict, Forbidden, ModelError, NoFields } from "./Errors.ts"
+import { Conflict, Forbidden, ModelError, NoFields, RateLimited } from "./Errors.ts"
 import { Tag } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
@@ -114,5 +114,6 @@ export class MemoryModelsApi extends HttpApiGroup.make("memoryModels")
   .add(HttpApiEndpoint.get("history", "/v1/spaces/:space_id/models/:model_id/history").setPath(ModelPath).addSuccess(ModelHistory))
   .addError(ModelError)
   .addError(Forbidden)
+  .addError(RateLimited)
   .middleware(Authentication)
 {}

@@ -4,7 +4,7 @@
  */
 import { HttpApiMiddleware } from "@effect/platform"
 import { Context, Effect, Schema } from "effect"
-import { InsufficientRole, InvalidApiKey, KeyExpired, ServiceUnavailable, SessionRequired, Unauthorized } from "./Errors.ts"
+import { InsufficientRole, InvalidApiKey, KeyExpired, RateLimited, ServiceUnavailable, SessionRequired, Unauthorized } from "./Errors.ts"
 
 export const Role = Schema.Literal("owner", "admin", "member")
 export type Role = typeof Role.Type
@@ -25,7 +25,7 @@ export class Principal extends Context.Tag("engram/domain/Principal")<Principal,
 /** Resolves `Authorization: Bearer <API key or session token>` into a Principal. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("engram/http/Authentication", {
   provides: Principal,
-  failure: Schema.Union(Unauthorized, KeyExpired, InvalidApiKey, ServiceUnavailable)
+  failure: Schema.Union(Unauthorized, KeyExpired, InvalidApiKey, ServiceUnavailable, RateLimited)
 }) {}
 
 /** Control-plane endpoints that an API key may not call. */

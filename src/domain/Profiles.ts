@@ -4,17 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  BadRequest,
-  Forbidden,
-  InsufficientRole,
-  ModelThrottled,
-  ModelUnavailable,
-  NotFound,
-  SpaceNotFound,
-  UnsupportedModel,
-  ValidationError
-} from "./Errors.ts"
+import { BadRequest, Forbidden, InsufficientRole, ModelThrottled, ModelUnavailable, NotFound, RateLimited, SpaceNotFound, UnsupportedModel, ValidationError } from "./Errors.ts"
 import { MemoryItem, MemoryType, ScopeId, Usage } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { Depth, ModelName, Query } from "./Reason.ts"
@@ -138,5 +128,6 @@ export class ProfilesApi extends HttpApiGroup.make("profiles")
       .addError(BadRequest)
   )
   .addError(Forbidden)
+  .addError(RateLimited)
   .middleware(Authentication)
 {}

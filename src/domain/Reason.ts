@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, ModelThrottled, ModelUnavailable, NotFound, UnsupportedModel } from "./Errors.ts"
+import { BadRequest, Forbidden, ModelThrottled, ModelUnavailable, NotFound, RateLimited, UnsupportedModel } from "./Errors.ts"
 import { Usage } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment, SafeString } from "./SafeText.ts"
@@ -74,5 +74,6 @@ export class ReasonApi extends HttpApiGroup.make("reason")
   )
   .addError(NotFound)
   .addError(Forbidden)
+  .addError(RateLimited)
   .middleware(Authentication)
 {}

@@ -11,6 +11,7 @@ import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from 
 import { Cause, Effect, Either } from "effect"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
+import { CurrentMeterReport, newReport, reportHeaders } from "../metering/Metering.ts"
 import { guardRequest, type Refusal } from "./BodyGuard.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
 import { errorResponse } from "./RawRoutes.ts"
@@ -72,9 +73,17 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = requestIdOf(request.headers["x-request-id"])
     const started = Date.now()
+    // Filled in by metering as the request is authenticated and charged; an unauthenticated one reports zeros.
+    const meter = newReport()
     yield* Effect.annotateCurrentSpan("request_id", requestId)
     const finish = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {
-      const final = HttpServerResponse.setHeader(toEnvelope(requestId, request, response), "x-request-id", requestId)
+      const enveloped = HttpServerResponse.setHeaders(toEnvelope(requestId, request, response), {
+        ...reportHeaders(meter),
+        "x-request-id": requestId
+      })
+      const final = enveloped.status === 429 && meter.retryAfterSeconds !== null
+        ? HttpServerResponse.setHeader(enveloped, "retry-after", String(meter.retryAfterSeconds))
+        : enveloped
       return Effect.as(
         Effect.logInfo("request").pipe(Effect.annotateLogs({
           request_id: requestId,
@@ -94,6 +103,7 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
       Effect.provideService(HttpServerRequest.HttpServerRequest, guarded.right),
       Effect.tapErrorCause((cause) => expected(cause) ? Effect.void : Effect.logError("unhandled failure", cause)),
       Effect.annotateLogs("request_id", requestId),
-      Effect.locally(CurrentRequestId, requestId)
+      Effect.locally(CurrentRequestId, requestId),
+      Effect.locally(CurrentMeterReport, meter)
     )
   })

@@ -23,6 +23,7 @@ import { ProfileHandlers } from "./ProfileHandlers.ts"
 import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
+import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
 
 // Uploads stream their own multipart body under their own limits (the JSON guard would refuse it).
 registerOwnBody("POST", UPLOAD_PATH)
@@ -30,6 +31,7 @@ registerOwnBody("POST", UPLOAD_PATH)
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
   Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
+  Layer.provide([UsageHandlers, FeedbackHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -8,6 +8,7 @@ import { Effect, FiberRef, Layer, Option } from "effect"
 import { BadRequest } from "../domain/Errors.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
 import type { Authenticator } from "../identity/Authenticator.ts"
+import type { Metering } from "../metering/Metering.ts"
 import { McpTools } from "../mcp/McpTools.ts"
 import { makeToolServer, serveOnce } from "../mcp/ToolServer.ts"
 import { defaultCode } from "./ErrorEnvelope.ts"
@@ -52,7 +53,7 @@ const handle = Effect.gen(function*() {
 
 export const McpRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<McpTools | Authenticator>()
+    const context = yield* Effect.context<McpTools | Authenticator | Metering>()
     registerRoute("POST", "/mcp")
     yield* router.post("/mcp", renderFailures(handle).pipe(Effect.provide(context)))
   })

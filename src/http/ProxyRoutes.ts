@@ -6,6 +6,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { Authenticator } from "../identity/Authenticator.ts"
+import type { Metering } from "../metering/Metering.ts"
 import { BadRequest } from "../domain/Errors.ts"
 import { ChatCompletions } from "../proxy/formats/ChatCompletions.ts"
 import type { WireFormat } from "../proxy/formats/Common.ts"
@@ -61,7 +62,7 @@ for (const route of ROUTES) registerRoute("POST", route.path)
 
 export const ProxyRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const services = yield* Effect.context<MemoryWrapper | Authenticator>()
+    const services = yield* Effect.context<MemoryWrapper | Authenticator | Metering>()
     for (const route of ROUTES) yield* router.post(route.path, serve(route.format, route).pipe(Effect.provide(services)))
   })
 )

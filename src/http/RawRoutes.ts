@@ -7,6 +7,7 @@ import { HttpApiSchema, HttpServerRequest, HttpServerResponse } from "@effect/pl
 import { Cause, Effect, Option } from "effect"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { Authenticator } from "../identity/Authenticator.ts"
+import { Metering } from "../metering/Metering.ts"
 
 /** A domain error (`Schema.TaggedError` with `code` and a status annotation) as the response the envelope reads. */
 export const errorResponse = (error: unknown) => {
@@ -38,5 +39,7 @@ export const authenticate = (options: { readonly allowApiKeyHeader: boolean }) =
     const apiKey = request.headers["x-api-key"]
     const authorization = request.headers["authorization"] ??
       (options.allowApiKeyHeader && apiKey !== undefined ? `Bearer ${apiKey}` : undefined)
-    return (yield* authenticator.authenticate({ authorization, orgId: request.headers["x-svc-org-id"] })) as PrincipalShape
+    const principal: PrincipalShape = yield* authenticator.authenticate({ authorization, orgId: request.headers["x-svc-org-id"] })
+    yield* (yield* Metering).admit(principal)
+    return principal
   })

@@ -19,6 +19,8 @@ import { type ModelDefinition, ModelRepo, type ModelRow, toMemoryModel } from ".
 import type { SpaceRef } from "../domain/Ids.ts"
 import { spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { Metering } from "../metering/Metering.ts"
+import { RATES } from "../metering/Rates.ts"
 
 /** A generated model_id: the name's words, hyphenated, and a short random tail. */
 export const generatedModelId = (name: string) => {
@@ -38,8 +40,9 @@ const definitionOf = (row: ModelRow): ModelDefinition => ({
 })
 
 export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryModels/MemoryModels", {
-  dependencies: [Spaces.Default, ModelRepo.Default, JobRepo.Default],
+  dependencies: [Spaces.Default, ModelRepo.Default, JobRepo.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const spaces = yield* Spaces
     const repo = yield* ModelRepo
     const jobs = yield* JobRepo
@@ -81,6 +84,8 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
     return {
       create: Effect.fn("MemoryModels.create")(function*(principal: PrincipalShape, spaceId: string, body: CreateModelRequest) {
         const ref = yield* space(principal, spaceId)
+        // Admitted while credits remain for the base; the refresh is debited when the model has answered.
+        yield* metering.requireCredits(principal.orgId, RATES.insight)
         const modelId = body.model_id ?? generatedModelId(body.name)
         yield* repo.create(ref, modelId, {
           name: body.name.trim(),
@@ -124,7 +129,10 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
       }),
 
       refresh: (principal: PrincipalShape, spaceId: string, modelId: string) =>
-        model(principal, spaceId, modelId).pipe(Effect.zipRight(queueRefresh(principal, spaceId, modelId))),
+        model(principal, spaceId, modelId).pipe(
+          Effect.zipRight(metering.requireCredits(principal.orgId, RATES.insight)),
+          Effect.zipRight(queueRefresh(principal, spaceId, modelId))
+        ),
 
       clear: (principal: PrincipalShape, spaceId: string, modelId: string) =>
         Effect.gen(function*() {

@@ -12,6 +12,7 @@ import { toSafeText } from "../domain/SafeText.ts"
 import { Catalog, type ModelSpec } from "../../services/llm/Catalog.ts"
 import type { ChatMessage, ChatRequest, StreamPart } from "../../services/llm/Provider.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
+import { Metering } from "../metering/Metering.ts"
 import { MemoryService } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { ChatSettingsService } from "./ChatSettingsService.ts"
@@ -42,8 +43,9 @@ const lastUserText = (messages: ReadonlyArray<ChatMessage>) =>
   [...messages].reverse().find((m) => m.role === "user")?.content.trim() ?? ""
 
 export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy/MemoryWrapper", {
-  dependencies: [MemoryService.Default, Spaces.Default, ChatSettingsService.Default],
+  dependencies: [MemoryService.Default, Spaces.Default, ChatSettingsService.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const catalog = yield* Catalog
     const models = yield* LanguageModels
     const memories = yield* MemoryService
@@ -126,6 +128,11 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
       complete: Effect.fn("Proxy.complete")(function*(principal: PrincipalShape, turn: ProxyTurn) {
         const { prepared, query, tunables } = yield* prepare(principal, turn)
         const completion = yield* models.complete(prepared.spec, prepared.request)
+        // Billed after the turn: the recall was a search; the model's tokens at its rates.
+        yield* metering.chargeTokens(principal.orgId, prepared.spaceId, {
+          inputTokens: completion.usage.input_tokens,
+          outputTokens: completion.usage.output_tokens
+        }, prepared.spec)
         yield* record(principal, tunables, prepared.spec, query, completion.text)
         return { ...prepared, completion }
       }),
@@ -140,7 +147,14 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
         const parts = yield* models.stream(prepared.spec, prepared.request)
         const produced = yield* Ref.make("")
         const tracked: Stream.Stream<StreamPart, unknown> = parts.pipe(
-          Stream.tap((part) => part._tag === "Delta" ? Ref.update(produced, (text) => text + part.text) : Effect.void),
+          Stream.tap((part) =>
+            part._tag === "Delta"
+              ? Ref.update(produced, (text) => text + part.text)
+              : metering.chargeTokens(principal.orgId, prepared.spaceId, {
+                inputTokens: part.usage.input_tokens,
+                outputTokens: part.usage.output_tokens
+              }, prepared.spec)
+          ),
           Stream.ensuring(Effect.flatMap(Ref.get(produced), (text) => record(principal, tunables, prepared.spec, query, text)))
         )
         return { ...prepared, parts: tracked }

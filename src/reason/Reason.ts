@@ -15,6 +15,7 @@ import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { OrgId, SpaceId } from "../domain/Ids.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
 import { renderBlock } from "../space/MemoryService.ts"
+import { Metering } from "../metering/Metering.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { Catalog, type ModelSpec } from "../../services/llm/Catalog.ts"
 import type { ModelUsage } from "../../services/llm/Provider.ts"
@@ -99,8 +100,9 @@ const add = (a: ModelUsage, b: ModelUsage): ModelUsage => ({
 })
 
 export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
-  dependencies: [Spaces.Default, SpaceProfiles.Default, ReasonSettings.Default],
+  dependencies: [Spaces.Default, SpaceProfiles.Default, ReasonSettings.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const spaces = yield* Spaces
     const profiles = yield* SpaceProfiles
     const settings = yield* ReasonSettings
@@ -188,10 +190,16 @@ export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
           maxTokens: plan.maxTokens,
           extra: {}
         })
+      // The base is paid before the model is called (refused when credits are spent); its tokens after.
+      yield* metering.charge(principal.orgId, "insight", { spaceId: space.space_id })
       const draft = yield* call(systemPrompt(input))
-      if (!plan.review) return { insights: draft.text, model: spec.id, usage: draft.usage } satisfies Insight
-      const final = yield* call(reviewPrompt(input, draft.text))
-      return { insights: final.text, model: spec.id, usage: add(draft.usage, final.usage) } satisfies Insight
+      const final = plan.review ? yield* call(reviewPrompt(input, draft.text)) : undefined
+      const usage = final === undefined ? draft.usage : add(draft.usage, final.usage)
+      yield* metering.chargeTokens(principal.orgId, space.space_id, {
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens
+      }, spec)
+      return { insights: (final ?? draft).text, model: spec.id, usage } satisfies Insight
     })
 
     /** Across the whole space; the model answers even when nothing was recalled (and says so). */

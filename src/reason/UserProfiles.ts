@@ -11,11 +11,13 @@ import type { AskRequest, AskResponse, UserProfile, UserProfileQuery } from "../
 import { renderBlock, spaceRef } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { UserMemoryRepo } from "../../services/store/UserMemoryRepo.ts"
+import { Metering } from "../metering/Metering.ts"
 import { Reason } from "./Reason.ts"
 
 export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/UserProfiles", {
-  dependencies: [Spaces.Default, UserMemoryRepo.Default, Reason.Default],
+  dependencies: [Spaces.Default, UserMemoryRepo.Default, Reason.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const spaces = yield* Spaces
     const repo = yield* UserMemoryRepo
     const reasoning = yield* Reason
@@ -37,6 +39,7 @@ export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/
         return yield* new ValidationError({ message: "context_max_tokens: only with format=block" })
       }
       yield* space(principal, spaceId)
+      yield* metering.charge(principal.orgId, "user_profile", { spaceId })
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, user_id: userId })
       const ref = spaceRef(principal, spaceId)
       const span = yield* repo.span(ref, userId)

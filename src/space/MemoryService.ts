@@ -16,6 +16,8 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { Metering } from "../metering/Metering.ts"
+import { RATES } from "../metering/Rates.ts"
 import { capExclusions, Receipts } from "./Receipts.ts"
 
 
@@ -53,8 +55,9 @@ export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef =
 })
 
 export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
-  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default],
+  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default],
   effect: Effect.gen(function*() {
+    const metering = yield* Metering
     const spaces = yield* Spaces
     const memories = yield* MemoryRepo
     const jobs = yield* JobRepo
@@ -81,6 +84,8 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     })
 
     const enqueue = Effect.fn("Memories.enqueue")(function*(principal: PrincipalShape, spaceId: string, items: ReadonlyArray<RecordItem>) {
+      // Admitted while the credits cover every item; each memory is debited as it is stored.
+      yield* metering.requireCredits(principal.orgId, items.length * RATES.memory_stored)
       yield* forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
       const jobId = `job_${randomBase62(20)}`
@@ -101,6 +106,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
      * creating it (or the 403 when another organization holds the id).
      */
     const record = Effect.fn("Memories.record")(function*(principal: PrincipalShape, spaceId: string, item: RecordItem) {
+      yield* metering.requireCredits(principal.orgId, RATES.memory_stored)
       const now = yield* Clock.currentTimeMillis
       const write = space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(Effect.catchTags(reachable))
       const [result] = yield* write.pipe(
@@ -110,6 +116,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
             Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
           ))
       )
+      yield* metering.reportBalance(principal.orgId)
       const output = result!.memories.reduce((n, m) => n + estimateTokens(m.content), 0)
       return {
         space_id: spaceId,
@@ -138,6 +145,8 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         mode: request.mode ?? "accurate",
         full
       }).pipe(Effect.catchTags(reachable), Effect.catchTag("SpaceMissing", whyMissing(principal, request.space_id)))
+      // Paid for once it has answered (a missing space costs nothing); refused, not overdrawn, when credits are spent.
+      yield* metering.charge(principal.orgId, "search", { spaceId: request.space_id })
 
       let results = recalled.results
       const excluded = [...recalled.excluded]

@@ -23,6 +23,8 @@ import type { CatalogShape, ModelSpec } from "../../services/llm/Catalog.ts"
 import type { JobRepo } from "../../services/store/JobRepo.ts"
 import type { ModelRepo, ModelRow } from "../../services/store/ModelRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import type { LedgerRepo } from "../../services/store/LedgerRepo.ts"
+import { RATES, tokenCredits } from "../metering/Rates.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { makeSettling } from "./Settling.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
@@ -53,6 +55,8 @@ export const makeRefresh = (deps: {
   readonly reasonSettings: ReasonSettings
   readonly profiles: SpaceProfiles
   readonly debounce: Duration.Duration
+  /** Each refresh the model answered is debited (base and tokens). */
+  readonly ledger: LedgerRepo
   /** The space's timers; the live clock, or a test's. */
   readonly clock: Clock.Clock
 }) =>
@@ -145,6 +149,18 @@ export const makeRefresh = (deps: {
           maxTokens: model.max_tokens,
           extra: {}
         }).pipe(Effect.mapError(asFailure))
+        // Billed like reason, once the model has answered: the base and the tokens, never refused (it was admitted).
+        const at = new Date(clock.unsafeCurrentTimeMillis())
+        const entry = { orgId: space.orgId, spaceId: space.spaceId, requestId: null, at }
+        yield* Effect.all([
+          deps.ledger.debit({ ...entry, opType: "insight", quantity: 1, credits: RATES.insight }, null),
+          deps.ledger.debit({
+            ...entry,
+            opType: "model_tokens",
+            quantity: completion.usage.input_tokens + completion.usage.output_tokens,
+            credits: tokenCredits({ inputTokens: completion.usage.input_tokens, outputTokens: completion.usage.output_tokens }, spec)
+          }, null)
+        ], { concurrency: 1 }).pipe(Effect.mapError((e) => new RefreshFailure({ message: e.message })))
         if (completion.stopReason === "length" || completion.text.trim() === "") {
           return yield* new RefreshFailure({
             message: completion.text.trim() === "" ? `${spec.id} answered nothing` : `${spec.id}'s answer did not end within max_tokens`

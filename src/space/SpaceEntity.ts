@@ -22,6 +22,7 @@ import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../../services/store/ModelRepo.ts"
 import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { LedgerRepo } from "../../services/store/LedgerRepo.ts"
 import { WebhookSecrets } from "../../services/webhooks/Signing.ts"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
 import { makeDelivery } from "./DeliveryLoop.ts"
@@ -61,6 +62,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const runs = yield* ConsolidationRepo
   const models = yield* ModelRepo
   const webhooks = yield* WebhookRepo
+  const ledger = yield* LedgerRepo
   const clock = yield* SpaceClock
   yield* Effect.annotateCurrentSpan({ org_id: space.orgId, space_id: space.spaceId })
 
@@ -120,6 +122,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     consolidation: runs,
     models,
     webhooks,
+    ledger,
     onDeliveriesQueued: Effect.suspend(() => deliveriesQueued),
     clock,
     onFactsChanged: Effect.suspend(() => factsChanged),
@@ -175,6 +178,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     reasonSettings: yield* ReasonSettings,
     profiles: yield* SpaceProfiles,
     debounce: config.modelRefreshDebounce,
+    ledger,
     clock
   })
   refreshRecorded = refresh.recorded

@@ -17,6 +17,8 @@ import type { ModelRepo } from "../../services/store/ModelRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import type { LedgerRepo } from "../../services/store/LedgerRepo.ts"
+import { RATES } from "../metering/Rates.ts"
 import { memoryConsolidated, memoryCreated } from "../webhooks/Events.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
 import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
@@ -66,6 +68,8 @@ export const makeWriter = (deps: {
   readonly models: ModelRepo
   /** The outbox: deliveries are queued in the transaction of the change they report. */
   readonly webhooks: WebhookRepo
+  /** Stored memories are debited in the transaction that stores them. */
+  readonly ledger: LedgerRepo
   /** Deliveries were queued: the delivery loop has work. */
   readonly onDeliveriesQueued: Effect.Effect<void>
   /** The space's clock (SpaceClock): what its changes are stamped with. */
@@ -112,6 +116,18 @@ export const makeWriter = (deps: {
       Effect.flatMap(hooksMaybe, (maybe) => (maybe ? webhooks.enqueue(space, events(), at) : Effect.succeed(0)))
     const afterOutbox = (queued: number) => (queued > 0 ? deps.onDeliveriesQueued : Effect.void)
 
+    /** The debit for `count` stored memories, inside the caller's transaction. */
+    const debitStored = (count: number, at: Date) =>
+      count === 0 ? Effect.void : deps.ledger.recordInTransaction({
+        orgId: space.orgId,
+        opType: "memory_stored",
+        spaceId: space.spaceId,
+        quantity: count,
+        credits: count * RATES.memory_stored,
+        requestId: null,
+        at
+      })
+
     // When the last change finished (wall time): background work that can wait (deliveries) lets a stream of
     // writes go first.
     let lastChangeAt = 0
@@ -139,6 +155,7 @@ export const makeWriter = (deps: {
         // A transaction even for the plainest write: the entity graph is counted with the memories.
         const { queued, stored, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
           const stored = yield* insert
+          yield* debitStored(stored.memories.length, at)
           const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
           const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at)], at) : 0
           return { stored, unbuilt, queued }
@@ -177,6 +194,7 @@ export const makeWriter = (deps: {
             return Either.isRight(write) && live.has(`${item.jobId}/${item.position}`) ? [write.right] : []
           })
           const stored = yield* repo.insertDocuments(space, writes, state.nextPosition, at)
+          yield* debitStored(stored.memories.length, at)
           const queued = yield* outbox(() => writes.map((write) => memoryCreated(space, write.document, at)), at)
           yield* also
           return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at), queued }

@@ -12,6 +12,8 @@ const BIN = join(import.meta.dirname, "..", "..", "bin", "engram.mjs")
 export const TEST_WEBHOOK_KEY = "test-webhook-secret-key-0123456789abcdef"
 
 /** Env without the profile variables of the test run, plus `env`. */
+export const ROOMY_PLANS = join(import.meta.dirname, "../fixtures/plans-roomy.json")
+
 const environment = (env: Record<string, string>) => {
   const base = { ...process.env }
   for (
@@ -26,14 +28,16 @@ const environment = (env: Record<string, string>) => {
       "RUNNER_PORT",
       "WEBHOOK_SECRET_KEY",
       "WEBHOOK_RETRY_SCHEDULE",
-      "WEBHOOK_ALLOW_PRIVATE"
+      "WEBHOOK_ALLOW_PRIVATE",
+      "PLANS_CONFIG"
     ]
   ) {
     delete base[name]
   }
   // Share the word vectors compacted by the global setup instead of compacting them per data dir.
   const models = process.env.ENGRAM_TEST_MODELS_DIR ? { MODELS_DIR: process.env.ENGRAM_TEST_MODELS_DIR } : {}
-  return { ...base, ...models, ...env }
+  // Tests that are not about metering run on a plan they cannot exhaust (a test may name its own file).
+  return { ...base, ...models, PLANS_CONFIG: ROOMY_PLANS, ...env }
 }
 
 export interface Finished {

@@ -8,7 +8,7 @@ import { Duration, Layer, LogLevel, Logger, Option, Redacted } from "effect"
 import { Entities, Services } from "../../layers/Application.ts"
 import { type AppConfigShape, AppConfig } from "../../src/config/AppConfig.ts"
 import { HttpLive } from "../../src/http/HttpLive.ts"
-import { TEST_WEBHOOK_KEY } from "./Process.ts"
+import { ROOMY_PLANS, TEST_WEBHOOK_KEY } from "./Process.ts"
 import type { Infrastructure } from "./Profiles.ts"
 
 export const testSettings: AppConfigShape = {
@@ -36,7 +36,9 @@ export const testSettings: AppConfigShape = {
   modelRefreshDebounce: Duration.seconds(1),
   webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000].map(Duration.seconds),
   webhookAllowPrivate: true,
-  webhookSecretKey: Option.some(Redacted.make(TEST_WEBHOOK_KEY))
+  webhookSecretKey: Option.some(Redacted.make(TEST_WEBHOOK_KEY)),
+  // A plan these tests cannot exhaust; the metering tests name their own.
+  plansConfig: Option.some(ROOMY_PLANS)
 }
 
 export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })

@@ -1,0 +1,153 @@
+/**
+ * The credit ledger and each organization's current period. The counter in
+ * `org_billing` moves with every entry, in the entry's transaction; when a
+ * period starts it is read back from the ledger, so it never drifts for long.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option, Schema } from "effect"
+import { periodAt } from "../../src/metering/Periods.ts"
+import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
+import { storeFailure } from "./SqlFailure.ts"
+
+const BillingRow = Schema.Struct({
+  org_id: Schema.String,
+  plan_id: Schema.String,
+  period_anchor: Timestamptz,
+  period_start: Timestamptz,
+  credits_reset_at: Timestamptz,
+  credits_used: Int8,
+  bonus_credits: Int8
+})
+export type BillingRow = typeof BillingRow.Type
+
+export interface LedgerEntry {
+  readonly orgId: string
+  readonly opType: string
+  readonly spaceId: string | null
+  readonly quantity: number
+  readonly credits: number
+  /** The request it pays for: a second entry for the same request and operation is not made. */
+  readonly requestId: string | null
+  readonly at: Date
+}
+
+export type Debit =
+  | { readonly _tag: "Charged"; readonly used: number }
+  | { readonly _tag: "Duplicate" }
+  | { readonly _tag: "Insufficient" }
+
+class Insufficient extends Data.TaggedError("Insufficient") {}
+
+const OpTotal = Schema.Struct({ op_type: Schema.String, entries: Int8, quantity: Int8, credits: Int8 })
+const SpaceTotal = Schema.Struct({ space_id: Schema.NullOr(Schema.String), op_type: Schema.String, quantity: Int8, credits: Int8 })
+const Bucket = Schema.Struct({ bucket: Timestamptz, op_type: Schema.String, quantity: Int8, credits: Int8 })
+
+const decodeBilling = decodeRows(BillingRow)
+const decodeCreated = decodeRows(Schema.Struct({ created_at: Timestamptz }))
+const decodeSum = decodeRows(Schema.Struct({ used: Int8 }))
+const decodeIds = decodeRows(Schema.Struct({ entry_id: Int8 }))
+const decodeUsed = decodeRows(Schema.Struct({ credits_used: Int8 }))
+
+export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/LedgerRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const usedSince = (orgId: string, start: Date) =>
+      sql`SELECT coalesce(sum(credits), 0) AS used FROM credit_ledger WHERE org_id = ${orgId} AND created_at >= ${start}`.pipe(
+        Effect.flatMap(decodeSum),
+        Effect.map((rows) => rows[0]?.used ?? 0)
+      )
+
+    const select = (orgId: string) =>
+      sql`SELECT org_id, plan_id, period_anchor, period_start, credits_reset_at, credits_used, bonus_credits
+        FROM org_billing WHERE org_id = ${orgId}`.pipe(Effect.flatMap(decodeBilling), Effect.map((rows) => Option.fromNullable(rows[0])))
+
+    /** The organization's billing row for the period holding `now`: made on first use, moved on when a period ends. */
+    const current = (orgId: string, now: Date, defaultPlan: string) =>
+      Effect.gen(function*() {
+        const found = yield* select(orgId)
+        if (Option.isNone(found)) {
+          const org = yield* sql`SELECT created_at FROM organizations WHERE id = ${orgId}`.pipe(Effect.flatMap(decodeCreated))
+          const anchor = org[0]?.created_at ?? now
+          const period = periodAt(anchor, now)
+          const used = yield* usedSince(orgId, period.start)
+          yield* sql`INSERT INTO org_billing (org_id, plan_id, period_anchor, period_start, credits_reset_at, credits_used, updated_at)
+            VALUES (${orgId}, ${defaultPlan}, ${anchor}, ${period.start}, ${period.end}, ${used}, ${now})
+            ON CONFLICT (org_id) DO NOTHING`
+          return Option.getOrThrow(yield* select(orgId))
+        }
+        const row = found.value
+        if (row.credits_reset_at.getTime() > now.getTime()) return row
+        const period = periodAt(row.period_anchor, now)
+        const used = yield* usedSince(orgId, period.start)
+        yield* sql`UPDATE org_billing SET period_start = ${period.start}, credits_reset_at = ${period.end},
+            credits_used = ${used}, bonus_credits = 0, updated_at = ${now}
+          WHERE org_id = ${orgId} AND credits_reset_at = ${row.credits_reset_at}`
+        return Option.getOrThrow(yield* select(orgId))
+      })
+
+    const insertEntry = (entry: LedgerEntry) =>
+      entry.requestId === null
+        ? sql`INSERT INTO credit_ledger (org_id, op_type, space_id, quantity, credits, request_id, created_at)
+            VALUES (${entry.orgId}, ${entry.opType}, ${entry.spaceId}, ${entry.quantity}, ${entry.credits}, NULL, ${entry.at})
+            RETURNING entry_id`.pipe(Effect.flatMap(decodeIds))
+        : sql`INSERT INTO credit_ledger (org_id, op_type, space_id, quantity, credits, request_id, created_at)
+            VALUES (${entry.orgId}, ${entry.opType}, ${entry.spaceId}, ${entry.quantity}, ${entry.credits}, ${entry.requestId}, ${entry.at})
+            ON CONFLICT (org_id, op_type, request_id) WHERE request_id IS NOT NULL DO NOTHING
+            RETURNING entry_id`.pipe(Effect.flatMap(decodeIds))
+
+    return {
+      current: (orgId: string, now: Date, defaultPlan: string) =>
+        sql.withTransaction(current(orgId, now, defaultPlan)).pipe(storeFailure),
+
+      /**
+       * One entry and the counter, together. With a `limit`, only if the
+       * period's credits stay within it (plus its bonus): the statement
+       * takes the row's lock, so concurrent debits never overdraw it.
+       */
+      debit: (entry: LedgerEntry, limit: number | null) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const inserted = yield* insertEntry(entry)
+          if (inserted.length === 0) return { _tag: "Duplicate" } as const
+          const updated = yield* (limit === null
+            ? sql`UPDATE org_billing SET credits_used = credits_used + ${entry.credits}
+                WHERE org_id = ${entry.orgId} RETURNING credits_used`
+            : sql`UPDATE org_billing SET credits_used = credits_used + ${entry.credits}
+                WHERE org_id = ${entry.orgId} AND credits_used + ${entry.credits} <= ${limit} + bonus_credits
+                RETURNING credits_used`).pipe(Effect.flatMap(decodeUsed))
+          if (limit !== null && updated.length === 0) return yield* new Insufficient()
+          return { _tag: "Charged", used: updated[0]?.credits_used ?? 0 } as const
+        })).pipe(
+          Effect.catchTag("Insufficient", () => Effect.succeed({ _tag: "Insufficient" } as const)),
+          storeFailure,
+          Effect.map((debit): Debit => debit)
+        ),
+
+      /** Entries made inside the caller's transaction (what they pay for commits with them), never refused. */
+      recordInTransaction: (entry: LedgerEntry) =>
+        Effect.zipRight(
+          insertEntry(entry),
+          sql`UPDATE org_billing SET credits_used = credits_used + ${entry.credits} WHERE org_id = ${entry.orgId}`
+        ),
+
+      /** Per operation, over [from, to). */
+      totals: (orgId: string, from: Date, to: Date) =>
+        sql`SELECT op_type, count(*) AS entries, coalesce(sum(quantity), 0) AS quantity, coalesce(sum(credits), 0) AS credits
+          FROM credit_ledger WHERE org_id = ${orgId} AND created_at >= ${from} AND created_at < ${to}
+          GROUP BY op_type ORDER BY op_type`.pipe(Effect.flatMap(decodeRows(OpTotal)), storeFailure),
+
+      /** Per space and operation, over [from, to). */
+      bySpace: (orgId: string, from: Date, to: Date) =>
+        sql`SELECT space_id, op_type, coalesce(sum(quantity), 0) AS quantity, coalesce(sum(credits), 0) AS credits
+          FROM credit_ledger WHERE org_id = ${orgId} AND created_at >= ${from} AND created_at < ${to}
+          GROUP BY space_id, op_type ORDER BY space_id, op_type`.pipe(Effect.flatMap(decodeRows(SpaceTotal)), storeFailure),
+
+      /** Per hour or day and operation, over [from, to). */
+      series: (orgId: string, from: Date, to: Date, bucket: "hour" | "day") =>
+        sql`SELECT date_trunc(${bucket}, created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket, op_type,
+            coalesce(sum(quantity), 0) AS quantity, coalesce(sum(credits), 0) AS credits
+          FROM credit_ledger WHERE org_id = ${orgId} AND created_at >= ${from} AND created_at < ${to}
+          GROUP BY 1, op_type ORDER BY 1, op_type`.pipe(Effect.flatMap(decodeRows(Bucket)), storeFailure)
+    }
+  })
+}) {}
