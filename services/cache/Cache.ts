@@ -4,6 +4,7 @@
  * otherwise an in-process map for a single node.
  */
 import { Clock, Context, Data, Duration, Effect, Layer, Option } from "effect"
+import { ServiceUnavailable } from "../../src/domain/Errors.ts"
 
 export class CacheUnavailable extends Data.TaggedError("CacheUnavailable")<{
   readonly message: string
@@ -48,6 +49,9 @@ export const decideWindow = (previous: number, current: number, now: number, win
     : windowMs - (now % windowMs)
   return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(wait)) }
 }
+
+/** At the service boundary a cache outage is a loud 503, as a store outage is (SqlFailure). */
+export const cacheDown = (e: CacheUnavailable) => new ServiceUnavailable({ message: `the cache is unavailable: ${e.message}` })
 
 export class Cache extends Context.Tag("engram/cache/Cache")<Cache, CacheShape>() {}
 

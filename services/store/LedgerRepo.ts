@@ -97,8 +97,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/Ledge
             RETURNING entry_id`.pipe(Effect.flatMap(decodeIds))
 
     return {
+      /** One read on every request; a transaction only when the row is made or its period moves on. */
       current: (orgId: string, now: Date, defaultPlan: string) =>
-        sql.withTransaction(current(orgId, now, defaultPlan)).pipe(storeFailure),
+        select(orgId).pipe(
+          Effect.flatMap((found) =>
+            Option.isSome(found) && found.value.credits_reset_at.getTime() > now.getTime()
+              ? Effect.succeed(found.value)
+              : sql.withTransaction(current(orgId, now, defaultPlan))
+          ),
+          storeFailure
+        ),
 
       /**
        * One entry and the counter, together. With a `limit`, only if the

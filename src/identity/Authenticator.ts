@@ -8,9 +8,9 @@
  * - an API key past its expiry -> `key_expired`.
  */
 import { Clock, Duration, Effect, Option } from "effect"
-import { InvalidApiKey, KeyExpired, ServiceUnavailable, Unauthorized } from "../domain/Errors.ts"
+import { InvalidApiKey, KeyExpired, Unauthorized } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
-import { Cache } from "../../services/cache/Cache.ts"
+import { Cache, cacheDown } from "../../services/cache/Cache.ts"
 import { digestMatches, parseBearer } from "../../services/secrets/Tokens.ts"
 import { ApiKeyRepo, type KeyAuthRow } from "../../services/store/ApiKeyRepo.ts"
 import { SessionRepo } from "../../services/store/SessionRepo.ts"
@@ -32,8 +32,6 @@ export class Authenticator extends Effect.Service<Authenticator>()("engram/ident
     const cache = yield* Cache
     const trusted = new Map<string, { readonly row: KeyAuthRow; readonly until: number }>()
     apiKeys.onRevoke((keyId) => trusted.delete(keyId))
-
-    const cacheDown = (e: { message: string }) => new ServiceUnavailable({ message: `the cache is unavailable: ${e.message}` })
 
     const keyRow = (keyId: string, now: number) =>
       Effect.gen(function*() {

@@ -3,9 +3,9 @@
  * the creator of the key), at most 10 an hour per member. Free.
  */
 import { Clock, Duration, Effect, FiberRef } from "effect"
-import { Cache } from "../../services/cache/Cache.ts"
+import { Cache, cacheDown } from "../../services/cache/Cache.ts"
 import { FeedbackRepo } from "../../services/store/FeedbackRepo.ts"
-import { ServiceUnavailable, TooManyAttempts } from "../domain/Errors.ts"
+import { TooManyAttempts } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentMeterReport } from "./Metering.ts"
 import { newId } from "../identity/Ids.ts"
@@ -22,7 +22,7 @@ export class Feedback extends Effect.Service<Feedback>()("engram/metering/Feedba
         Effect.gen(function*() {
           const sender = principal.userId === "" ? `key:${principal.orgId}` : principal.userId
           const decision = yield* cache.slidingWindow(`feedback:${principal.orgId}:${sender}`, FEEDBACK_PER_HOUR, Duration.hours(1)).pipe(
-            Effect.mapError((e) => new ServiceUnavailable({ message: `the cache is unavailable: ${e.message}` }))
+            Effect.mapError(cacheDown)
           )
           if (!decision.allowed) {
             const report = yield* FiberRef.get(CurrentMeterReport)

@@ -17,12 +17,13 @@
  *   remain for what it asks to store.
  */
 import { Clock, Duration, Effect, FiberRef } from "effect"
-import { Cache } from "../../services/cache/Cache.ts"
+import { Cache, cacheDown } from "../../services/cache/Cache.ts"
 import { LedgerRepo } from "../../services/store/LedgerRepo.ts"
-import { RateLimited, ServiceUnavailable } from "../domain/Errors.ts"
+import { RateLimited } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
+import type { ModelUsage } from "../../services/llm/Provider.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
-import { Plans } from "./Plans.ts"
+import { type PlanEntry, Plans } from "./Plans.ts"
 import { type FixedOp, RATES, tokenCredits } from "./Rates.ts"
 
 export const RATE_WINDOW = Duration.minutes(1)
@@ -35,9 +36,24 @@ export interface MeterReport {
   creditsRemaining: number
   /** Set on a 429: seconds until a retry can succeed. */
   retryAfterSeconds: number | null
+  /** The organization's plan and period as `admit` read them: the request's charges reuse them. */
+  account: Account | null
 }
 
-export const newReport = (): MeterReport => ({ orgId: null, limit: 0, remaining: 0, creditsRemaining: 0, retryAfterSeconds: null })
+export interface Account {
+  readonly plan: PlanEntry
+  readonly limit: number
+  readonly creditsResetAt: Date
+}
+
+export const newReport = (): MeterReport => ({
+  orgId: null,
+  limit: 0,
+  remaining: 0,
+  creditsRemaining: 0,
+  retryAfterSeconds: null,
+  account: null
+})
 
 /** The report of the request being served (the envelope middleware gives each request its own). */
 export const CurrentMeterReport = FiberRef.unsafeMake<MeterReport>(newReport())
@@ -48,8 +64,6 @@ export const reportHeaders = (report: MeterReport): Record<string, string> => ({
   "x-ratelimit-window": String(Duration.toSeconds(RATE_WINDOW)),
   "x-credits-remaining": String(report.creditsRemaining)
 })
-
-const cacheDown = (e: { readonly message: string }) => new ServiceUnavailable({ message: `the cache is unavailable: ${e.message}` })
 
 export class Metering extends Effect.Service<Metering>()("engram/metering/Metering", {
   dependencies: [LedgerRepo.Default, Plans.Default],
@@ -83,10 +97,26 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
         })
       })
 
+    /**
+     * The plan and period of the request's organization, as `admit` read
+     * them, with the balance the report holds (updated by each charge); read
+     * from the store for a call `admit` did not see.
+     */
+    const known = (orgId: string) =>
+      Effect.flatMap(FiberRef.get(CurrentMeterReport), (report) =>
+        report.orgId === orgId && report.account !== null
+          ? Effect.succeed({ ...report.account, remaining: report.creditsRemaining })
+          : Effect.map(account(orgId), (read) => ({
+            plan: read.plan,
+            limit: read.limit,
+            creditsResetAt: read.row.credits_reset_at,
+            remaining: read.remaining
+          })))
+
     /** Counts one request of the principal's organization; fills in the response's headers. */
     const admit = (principal: Pick<PrincipalShape, "orgId">) =>
       Effect.gen(function*() {
-        const { plan, remaining } = yield* account(principal.orgId)
+        const { limit, plan, remaining, row } = yield* account(principal.orgId)
         const decision = yield* cache.slidingWindow(`rl:org:${principal.orgId}`, plan.rate_limit_per_min, RATE_WINDOW).pipe(
           Effect.mapError(cacheDown)
         )
@@ -95,6 +125,7 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
         report.limit = plan.rate_limit_per_min
         report.remaining = decision.remaining
         report.creditsRemaining = remaining
+        report.account = { plan, limit, creditsResetAt: row.credits_reset_at }
         if (!decision.allowed) {
           report.retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
           return yield* new RateLimited({
@@ -108,7 +139,8 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
     const charge = (orgId: string, op: FixedOp, options: { readonly quantity?: number; readonly spaceId?: string | null } = {}) =>
       Effect.gen(function*() {
         const quantity = options.quantity ?? 1
-        const { limit, now, row } = yield* account(orgId)
+        const { creditsResetAt, limit } = yield* known(orgId)
+        const now = yield* nowDate
         const requestId = yield* FiberRef.get(CurrentRequestId)
         const debit = yield* ledger.debit({
           orgId,
@@ -122,7 +154,7 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
         const report = yield* FiberRef.get(CurrentMeterReport)
         switch (debit._tag) {
           case "Insufficient":
-            return yield* exhausted(row.credits_reset_at, now)
+            return yield* exhausted(creditsResetAt, now)
           case "Charged":
             if (report.orgId === orgId) report.creditsRemaining = Math.max(0, limit - debit.used)
             return
@@ -135,19 +167,20 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
     const chargeTokens = (
       orgId: string,
       spaceId: string | null,
-      usage: { readonly inputTokens: number; readonly outputTokens: number },
+      usage: ModelUsage,
       rates: { readonly inputRate: number; readonly outputRate: number }
     ) =>
       Effect.gen(function*() {
         const credits = tokenCredits(usage, rates)
         if (credits === 0) return
-        const { limit, now } = yield* account(orgId)
+        const { limit } = yield* known(orgId)
+        const now = yield* nowDate
         const requestId = yield* FiberRef.get(CurrentRequestId)
         const debit = yield* ledger.debit({
           orgId,
           opType: "model_tokens",
           spaceId,
-          quantity: usage.inputTokens + usage.outputTokens,
+          quantity: usage.input_tokens + usage.output_tokens,
           credits,
           requestId: requestId === "" ? null : requestId,
           at: now
@@ -159,8 +192,8 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
     /** Admits a write of `memories` memories while the credits cover them (debited when stored). */
     const requireCredits = (orgId: string, credits: number) =>
       Effect.gen(function*() {
-        const { now, remaining, row } = yield* account(orgId)
-        if (remaining < Math.max(1, credits)) return yield* exhausted(row.credits_reset_at, now)
+        const { creditsResetAt, remaining } = yield* known(orgId)
+        if (remaining < Math.max(1, credits)) return yield* exhausted(creditsResetAt, yield* nowDate)
       })
 
     /** Reads the balance again for the response's X-Credits-Remaining (after a write stored and debited memories). */

@@ -2,6 +2,8 @@
  * What each metered operation costs, in credits (the spec's rates). Model
  * tokens are priced by the model's own per-1K rates on top of the base.
  */
+import type { ModelUsage } from "../../services/llm/Provider.ts"
+
 export const RATES = {
   /** Each memory stored (written, or a document's chunk on completion). */
   memory_stored: 2,
@@ -18,7 +20,5 @@ export type FixedOp = keyof typeof RATES
 export type OpType = FixedOp | "model_tokens"
 
 /** Credits for a model call's tokens at its per-1K rates, rounded up to a whole credit. */
-export const tokenCredits = (usage: { readonly inputTokens: number; readonly outputTokens: number }, rates: {
-  readonly inputRate: number
-  readonly outputRate: number
-}) => Math.ceil((usage.inputTokens / 1000) * rates.inputRate + (usage.outputTokens / 1000) * rates.outputRate)
+export const tokenCredits = (usage: ModelUsage, rates: { readonly inputRate: number; readonly outputRate: number }) =>
+  Math.ceil((usage.input_tokens / 1000) * rates.inputRate + (usage.output_tokens / 1000) * rates.outputRate)

@@ -129,10 +129,7 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
         const { prepared, query, tunables } = yield* prepare(principal, turn)
         const completion = yield* models.complete(prepared.spec, prepared.request)
         // Billed after the turn: the recall was a search; the model's tokens at its rates.
-        yield* metering.chargeTokens(principal.orgId, prepared.spaceId, {
-          inputTokens: completion.usage.input_tokens,
-          outputTokens: completion.usage.output_tokens
-        }, prepared.spec)
+        yield* metering.chargeTokens(principal.orgId, prepared.spaceId, completion.usage, prepared.spec)
         yield* record(principal, tunables, prepared.spec, query, completion.text)
         return { ...prepared, completion }
       }),
@@ -150,10 +147,7 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
           Stream.tap((part) =>
             part._tag === "Delta"
               ? Ref.update(produced, (text) => text + part.text)
-              : metering.chargeTokens(principal.orgId, prepared.spaceId, {
-                inputTokens: part.usage.input_tokens,
-                outputTokens: part.usage.output_tokens
-              }, prepared.spec)
+              : metering.chargeTokens(principal.orgId, prepared.spaceId, part.usage, prepared.spec)
           ),
           Stream.ensuring(Effect.flatMap(Ref.get(produced), (text) => record(principal, tunables, prepared.spec, query, text)))
         )

@@ -195,10 +195,7 @@ export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
       const draft = yield* call(systemPrompt(input))
       const final = plan.review ? yield* call(reviewPrompt(input, draft.text)) : undefined
       const usage = final === undefined ? draft.usage : add(draft.usage, final.usage)
-      yield* metering.chargeTokens(principal.orgId, space.space_id, {
-        inputTokens: usage.input_tokens,
-        outputTokens: usage.output_tokens
-      }, spec)
+      yield* metering.chargeTokens(principal.orgId, space.space_id, usage, spec)
       return { insights: (final ?? draft).text, model: spec.id, usage } satisfies Insight
     })
 

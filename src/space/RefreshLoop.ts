@@ -158,7 +158,7 @@ export const makeRefresh = (deps: {
             ...entry,
             opType: "model_tokens",
             quantity: completion.usage.input_tokens + completion.usage.output_tokens,
-            credits: tokenCredits({ inputTokens: completion.usage.input_tokens, outputTokens: completion.usage.output_tokens }, spec)
+            credits: tokenCredits(completion.usage, spec)
           }, null)
         ], { concurrency: 1 }).pipe(Effect.mapError((e) => new RefreshFailure({ message: e.message })))
         if (completion.stopReason === "length" || completion.text.trim() === "") {

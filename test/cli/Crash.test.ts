@@ -3,7 +3,7 @@
  * batch, start it again, and find every acknowledged item stored exactly once.
  */
 import { describe, expect, it } from "vitest"
-import { startServer, withDataDir } from "../support/Process.ts"
+import { signupWithKey, startServer, withDataDir } from "../support/Process.ts"
 
 const json = async (response: Response) => (await response.json()) as any
 
@@ -17,8 +17,7 @@ describe("queued writes survive a crash", () => {
           headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
           body: JSON.stringify(body)
         })
-      const signup = await json(await post("/auth/signup", { email: "crash@example.test", password: "long password", org_name: "Crash" }))
-      const key = (await json(await post("/v1/api-keys", { name: "k", env: "test" }, signup.session_token))).raw_key
+      const key = await signupWithKey(server.url, "crash@example.test")
       const cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Dakar", "Perth", "Lyon", "Cusco", "Tunis", "Riga"]
       const items = Array.from({ length: 100 }, (_, n) => ({
         content: `Traveller ${n} booked a ferry to ${cities[n % 10]} for the festival.`,

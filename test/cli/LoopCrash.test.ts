@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { startServer, withDataDir } from "../support/Process.ts"
+import { signupWithKey, startServer, withDataDir } from "../support/Process.ts"
 
 const json = async (response: Response) => (await response.json()) as any
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -82,8 +82,7 @@ describe("the space's loops survive a crash", () => {
           headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
           ...(body === undefined ? {} : { body: JSON.stringify(body) })
         })
-      const signup = await json(await call("POST", "/auth/signup", { email: "loops@example.test", password: "long password", org_name: "Loops" }))
-      const key = (await json(await call("POST", "/v1/api-keys", { name: "k", env: "test" }, signup.session_token))).raw_key
+      const key = await signupWithKey(server.url, "loops@example.test")
       const facts: Array<string> = []
       for (const [content, timestamp] of [
         ["Zara: I signed up for a pottery class at the Riverside studio on Mondays.", "2024-03-04T18:00:00Z"],

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { type Answer, certificate, type Receiver, signedBy, startReceiver } from "../support/Receiver.ts"
-import { startServer, withDataDir } from "../support/Process.ts"
+import { signupWithKey, startServer, withDataDir } from "../support/Process.ts"
 
 const json = async (response: Response) => (await response.json()) as any
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -52,12 +52,7 @@ describe("webhook deliveries across a crash", () => {
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
           ...(body === undefined ? {} : { body: JSON.stringify(body) })
         })
-      const signed = await json(await fetch(`${first.url}/auth/signup`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: `crash-${Date.now()}@example.test`, password: "correct horse battery", org_name: "crash" })
-      }))
-      const key = (await json(await api(first, signed.session_token)("POST", "/v1/api-keys", { name: "k", env: "test" }))).raw_key
+      const key = await signupWithKey(first.url, `crash-${Date.now()}@example.test`)
       const call = api(first, key)
       expect((await call("POST", "/v1/spaces", { space_id: "crashy" })).status).toBe(201)
       const hook = await json(await call("POST", "/v1/spaces/crashy/webhooks", { url: receiver.url }))

@@ -40,6 +40,21 @@ const environment = (env: Record<string, string>) => {
   return { ...base, ...models, PLANS_CONFIG: ROOMY_PLANS, ...env }
 }
 
+/** Signs a new account up on a running server and makes it a test key: the raw key, for Bearer calls. */
+export const signupWithKey = async (url: string, email: string): Promise<string> => {
+  const post = async (path: string, body: unknown, token?: string) => {
+    const response = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body)
+    })
+    if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
+    return (await response.json()) as { readonly session_token: string; readonly raw_key: string }
+  }
+  const signup = await post("/auth/signup", { email, password: "long password", org_name: email.split("@")[0] })
+  return (await post("/v1/api-keys", { name: "k", env: "test" }, signup.session_token)).raw_key
+}
+
 export interface Finished {
   readonly code: number | null
   readonly stdout: string
