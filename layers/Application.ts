@@ -24,6 +24,7 @@ import { Spaces } from "../src/spaces/Spaces.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
 import { Feedback } from "../src/metering/Feedback.ts"
+import { Billing } from "../src/metering/Billing.ts"
 import { Metering } from "../src/metering/Metering.ts"
 import { UsageReports } from "../src/metering/Usage.ts"
 import { DocumentRepo } from "../services/store/DocumentRepo.ts"
@@ -74,6 +75,7 @@ export const Services = Layer.mergeAll(
   Metering.Default,
   Feedback.Default,
   UsageReports.Default,
+  Billing.Default,
   ReadPriority.Default
 )
 

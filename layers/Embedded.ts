@@ -15,6 +15,7 @@ import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 import { WebhookSecrets } from "../services/webhooks/Signing.ts"
+import { PaymentProcessorLive } from "../services/payments/Stripe.ts"
 import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 /** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
@@ -45,6 +46,6 @@ const Webhooks = Layer.merge(
 export const profile = <E, R, E2, R2>(
   store: Layer.Layer<Layer.Layer.Success<typeof Store>, E, R>,
   models: Layer.Layer<ModelServices, E2, R2>
-) => Layer.mergeAll(Cluster.Single, models, SpaceClock.live, Webhooks).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
+) => Layer.mergeAll(Cluster.Single, models, SpaceClock.live, Webhooks, PaymentProcessorLive).pipe(Layer.provideMerge(Layer.mergeAll(store, Cache)))
 
 export const Infrastructure = profile(Store, Models)

@@ -15,6 +15,7 @@ import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 import { WebhookSecrets } from "../services/webhooks/Signing.ts"
+import { PaymentProcessorLive } from "../services/payments/Stripe.ts"
 import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 const reason = (e: { readonly message: string; readonly cause?: unknown }) =>
@@ -45,6 +46,6 @@ const Webhooks = Layer.merge(
 
 /** The profile on the configured models (or a test's). */
 export const profile = <E, R>(models: Layer.Layer<ModelServices, E, R>) =>
-  Layer.mergeAll(Cluster.Socket, models, SpaceClock.live, Webhooks).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
+  Layer.mergeAll(Cluster.Socket, models, SpaceClock.live, Webhooks, PaymentProcessorLive).pipe(Layer.provideMerge(Layer.mergeAll(Store, Cache)))
 
 export const Infrastructure = profile(Models)

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
+import { rollover } from "../../src/metering/BillingStates.ts"
 import { periodAt } from "../../src/metering/Periods.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
@@ -16,7 +17,12 @@ const BillingRow = Schema.Struct({
   period_start: Timestamptz,
   credits_reset_at: Timestamptz,
   credits_used: Int8,
-  bonus_credits: Int8
+  bonus_credits: Int8,
+  customer_id: Schema.NullOr(Schema.String),
+  subscription_id: Schema.NullOr(Schema.String),
+  cancel_at_period_end: Schema.Boolean,
+  pending_plan_id: Schema.NullOr(Schema.String),
+  processor_period_start: Schema.NullOr(Timestamptz)
 })
 export type BillingRow = typeof BillingRow.Type
 
@@ -42,7 +48,11 @@ const OpTotal = Schema.Struct({ op_type: Schema.String, entries: Int8, quantity:
 const SpaceTotal = Schema.Struct({ space_id: Schema.NullOr(Schema.String), op_type: Schema.String, quantity: Int8, credits: Int8 })
 const Bucket = Schema.Struct({ bucket: Timestamptz, op_type: Schema.String, quantity: Int8, credits: Int8 })
 
-const decodeBilling = decodeRows(BillingRow)
+/** Every column of `org_billing` that BillingRow reads. */
+export const BILLING_COLUMNS = "org_id, plan_id, period_anchor, period_start, credits_reset_at, credits_used, bonus_credits, " +
+  "customer_id, subscription_id, cancel_at_period_end, pending_plan_id, processor_period_start"
+
+export const decodeBilling = decodeRows(BillingRow)
 const decodeCreated = decodeRows(Schema.Struct({ created_at: Timestamptz }))
 const decodeSum = decodeRows(Schema.Struct({ used: Int8 }))
 const decodeIds = decodeRows(Schema.Struct({ entry_id: Int8 }))
@@ -58,17 +68,22 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/Ledge
         Effect.map((rows) => rows[0]?.used ?? 0)
       )
 
+    /** The organization's signup: the free plan's periods run from its anniversary. */
+    const signedUp = (orgId: string, now: Date) =>
+      sql`SELECT created_at FROM organizations WHERE id = ${orgId}`.pipe(
+        Effect.flatMap(decodeCreated),
+        Effect.map((rows) => rows[0]?.created_at ?? now)
+      )
+
     const select = (orgId: string) =>
-      sql`SELECT org_id, plan_id, period_anchor, period_start, credits_reset_at, credits_used, bonus_credits
-        FROM org_billing WHERE org_id = ${orgId}`.pipe(Effect.flatMap(decodeBilling), Effect.map((rows) => Option.fromNullable(rows[0])))
+      sql`SELECT ${sql.literal(BILLING_COLUMNS)} FROM org_billing WHERE org_id = ${orgId}`.pipe(Effect.flatMap(decodeBilling), Effect.map((rows) => Option.fromNullable(rows[0])))
 
     /** The organization's billing row for the period holding `now`: made on first use, moved on when a period ends. */
     const current = (orgId: string, now: Date, defaultPlan: string) =>
       Effect.gen(function*() {
         const found = yield* select(orgId)
         if (Option.isNone(found)) {
-          const org = yield* sql`SELECT created_at FROM organizations WHERE id = ${orgId}`.pipe(Effect.flatMap(decodeCreated))
-          const anchor = org[0]?.created_at ?? now
+          const anchor = yield* signedUp(orgId, now)
           const period = periodAt(anchor, now)
           const used = yield* usedSince(orgId, period.start)
           yield* sql`INSERT INTO org_billing (org_id, plan_id, period_anchor, period_start, credits_reset_at, credits_used, updated_at)
@@ -78,10 +93,12 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/Ledge
         }
         const row = found.value
         if (row.credits_reset_at.getTime() > now.getTime()) return row
-        const period = periodAt(row.period_anchor, now)
+        const next = rollover(row, defaultPlan, yield* signedUp(orgId, now))
+        const period = periodAt(next.periodAnchor, now)
         const used = yield* usedSince(orgId, period.start)
-        yield* sql`UPDATE org_billing SET period_start = ${period.start}, credits_reset_at = ${period.end},
-            credits_used = ${used}, bonus_credits = 0, updated_at = ${now}
+        yield* sql`UPDATE org_billing SET plan_id = ${next.planId}, period_anchor = ${next.periodAnchor},
+            period_start = ${period.start}, credits_reset_at = ${period.end}, credits_used = ${used}, bonus_credits = 0,
+            subscription_id = ${next.subscriptionId}, cancel_at_period_end = false, pending_plan_id = NULL, updated_at = ${now}
           WHERE org_id = ${orgId} AND credits_reset_at = ${row.credits_reset_at}`
         return Option.getOrThrow(yield* select(orgId))
       })
@@ -97,6 +114,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/Ledge
             RETURNING entry_id`.pipe(Effect.flatMap(decodeIds))
 
     return {
+      signedUp: (orgId: string, now: Date) => storeFailure(signedUp(orgId, now)),
+
       /** One read on every request; a transaction only when the row is made or its period moves on. */
       current: (orgId: string, now: Date, defaultPlan: string) =>
         select(orgId).pipe(

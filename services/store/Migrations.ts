@@ -9,6 +9,7 @@ import m0005 from "./migrations/0005_memory_models.ts"
 import m0006 from "./migrations/0006_webhooks.ts"
 import m0007 from "./migrations/0007_documents_graph.ts"
 import m0008 from "./migrations/0008_metering.ts"
+import m0009 from "./migrations/0009_billing.ts"
 
 const run = Migrator.make({})
 
@@ -21,7 +22,8 @@ export const migrate = run({
     "0005_memory_models": m0005,
     "0006_webhooks": m0006,
     "0007_documents_graph": m0007,
-    "0008_metering": m0008
+    "0008_metering": m0008,
+    "0009_billing": m0009
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

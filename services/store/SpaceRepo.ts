@@ -35,6 +35,13 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
           Effect.withSpan("SpaceRepo.create")
         ),
 
+      count: (orgId: string) =>
+        sql`SELECT count(*) AS n FROM spaces WHERE org_id = ${orgId}`.pipe(
+          Effect.flatMap(decodeCount),
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          storeFailure
+        ),
+
       list: (orgId: string, page: { limit: number; offset: number; spaceType?: SpaceType | undefined }) => {
         const where = page.spaceType === undefined
           ? sql`org_id = ${orgId}`

@@ -50,6 +50,21 @@ export interface AppConfigShape {
   readonly webhookSecretKey: Option.Option<Redacted.Redacted>
   /** PLANS_CONFIG: the operator's plans file (JSON); unset = the built-in plans (docs/metering.md). */
   readonly plansConfig: Option.Option<string>
+  /**
+   * The payment processor (Stripe): STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET
+   * together (one without the other stops start-up); STRIPE_API_URL points the
+   * client at another address of the Stripe API (a stand-in). Unset = billing
+   * answers 503 billing_not_configured.
+   */
+  readonly stripe: Option.Option<StripeSettings>
+  /** PUBLIC_URL: where users reach this service (checkout and portal return here); default http://localhost:PORT. */
+  readonly publicUrl: Option.Option<string>
+}
+
+export interface StripeSettings {
+  readonly secretKey: Redacted.Redacted
+  readonly webhookSecret: Redacted.Redacted
+  readonly apiUrl: Option.Option<URL>
 }
 
 /** The spec's schedule: at once, then after 5 s, 5 min, 30 min, 2 h and 5 h. */
@@ -161,6 +176,35 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
     })
   ),
   plansConfig: Config.option(Config.string("PLANS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),
+  stripe: Config.all({
+    secretKey: nonEmptyRedacted("STRIPE_SECRET_KEY"),
+    webhookSecret: nonEmptyRedacted("STRIPE_WEBHOOK_SECRET"),
+    apiUrl: Config.option(Config.string("STRIPE_API_URL")).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
+  }).pipe(
+    Config.mapOrFail(({ apiUrl, secretKey, webhookSecret }) => {
+      if (Option.isNone(secretKey) && Option.isNone(webhookSecret)) return Either.right(Option.none())
+      if (Option.isNone(secretKey) || Option.isNone(webhookSecret)) {
+        return Either.left(ConfigError.InvalidData(
+          [],
+          "STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: without the webhook secret no payment could change a plan"
+        ))
+      }
+      if (Option.isNone(apiUrl)) return Either.right(Option.some({ secretKey: secretKey.value, webhookSecret: webhookSecret.value, apiUrl: Option.none() }))
+      const url = URL.canParse(apiUrl.value) ? new URL(apiUrl.value) : undefined
+      if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+        return Either.left(ConfigError.InvalidData(["STRIPE_API_URL"], "must be an http:// or https:// URL"))
+      }
+      return Either.right(Option.some({ secretKey: secretKey.value, webhookSecret: webhookSecret.value, apiUrl: Option.some(url) }))
+    })
+  ),
+  publicUrl: Config.option(Config.string("PUBLIC_URL")).pipe(
+    Config.map(Option.filter((s) => s.trim() !== "")),
+    Config.validate({
+      message: "PUBLIC_URL must be an http:// or https:// URL",
+      validation: (url) => Option.isNone(url) || /^https?:\/\/[^/]/.test(url.value) && URL.canParse(url.value)
+    }),
+    Config.map(Option.map((url) => url.replace(/\/+$/, "")))
+  ),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),
     model: Config.string("EMBEDDINGS_MODEL"),

@@ -9,6 +9,7 @@ import { ChatSettingsApi } from "./ChatSettings.ts"
 import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { MemoryModelsApi } from "./MemoryModels.ts"
 import { OrgsApi } from "./OrgsApi.ts"
+import { BillingApi } from "./Billing.ts"
 import { FeedbackApi, UsageApi } from "./Usage.ts"
 import { ProfilesApi } from "./Profiles.ts"
 import { withRawRoutes } from "./RawRoutesOpenApi.ts"
@@ -36,6 +37,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(DocumentsApi)
   .add(UsageApi)
   .add(FeedbackApi)
+  .add(BillingApi)
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")

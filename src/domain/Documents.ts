@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { BadRequest, FileTooLarge, Forbidden, NotFound, RateLimited, TooManyFiles, UploadTooLarge, ValidationError } from "./Errors.ts"
+import { BadRequest, FileTooLarge, Forbidden, NotFound, RateLimited, SpaceLimitReached, TooManyFiles, UploadTooLarge, ValidationError } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment, SafeString } from "./SafeText.ts"
 import { Page } from "./Strict.ts"
@@ -138,5 +138,6 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .addError(NotFound)
   .addError(Forbidden)
   .addError(RateLimited)
+  .addError(SpaceLimitReached)
   .middleware(Authentication)
 {}

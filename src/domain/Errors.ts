@@ -216,3 +216,59 @@ export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()(
   fields("too_many_attempts"),
   HttpApiSchema.annotations({ status: 429 })
 ) {}
+
+/** POST /v1/billing/upgrade named a paid plan: paid plans go through checkout. */
+export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()(
+  "PaymentRequired",
+  fields("payment_required"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** Checkout with a free or unknown plan, or an upgrade to an unknown one. */
+export class InvalidPlan extends Schema.TaggedError<InvalidPlan>()(
+  "InvalidPlan",
+  fields("invalid_plan"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** The portal or cancel without a subscription (the portal needs a prior checkout). */
+export class NoSubscription extends Schema.TaggedError<NoSubscription>()(
+  "NoSubscription",
+  fields("no_subscription"),
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** A processor subscription is active: plans change through the portal, and a move to free waits for it to end. */
+export class SubscriptionExists extends Schema.TaggedError<SubscriptionExists>()(
+  "SubscriptionExists",
+  fields("subscription_exists"),
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/** A checkout for a different plan is still open. */
+export class CheckoutInProgress extends Schema.TaggedError<CheckoutInProgress>()(
+  "CheckoutInProgress",
+  fields("checkout_in_progress"),
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/** No payment processor is configured (STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET). */
+export class BillingNotConfigured extends Schema.TaggedError<BillingNotConfigured>()(
+  "BillingNotConfigured",
+  fields("billing_not_configured"),
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+/** The plan has no processor price (`stripe_price_id` in the plans file). */
+export class PriceNotConfigured extends Schema.TaggedError<PriceNotConfigured>()(
+  "PriceNotConfigured",
+  fields("price_not_configured"),
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+/** The organization holds as many spaces as its plan allows. */
+export class SpaceLimitReached extends Schema.TaggedError<SpaceLimitReached>()(
+  "SpaceLimitReached",
+  fields("space_limit_reached"),
+  HttpApiSchema.annotations({ status: 409 })
+) {}

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NoFields, NotFound, RateLimited } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound, RateLimited, SpaceLimitReached } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -78,5 +78,6 @@ export class MemoryApi extends HttpApiGroup.make("memories")
   .addError(NotFound)
   .addError(Forbidden)
   .addError(RateLimited)
+  .addError(SpaceLimitReached)
   .middleware(Authentication)
 {}

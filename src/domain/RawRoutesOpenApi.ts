@@ -180,6 +180,8 @@ const objectAt = (value: Record<string, unknown>, key: string): Record<string, u
   return typeof found === "object" && found !== null && !Array.isArray(found) ? { ...found } : {}
 }
 
+const WebhookOutcome = Schema.Struct({ received: Schema.Literal(true), outcome: Schema.String })
+
 /** The paths; rendering them fills `definitions`. */
 const rawPaths = () => ({
   "/v1/chat/completions": proxyOperation("Chat completions through memory", ChatCompletionsRequest, ChatCompletion, [bearer]),
@@ -195,6 +197,22 @@ const rawPaths = () => ({
       security: [bearer],
       requestBody: { required: true, content: json(JsonRpcRequest) },
       responses: { "200": { description: "JSON-RPC answer", content: json(JsonRpcResponse) }, ...failures([400, 401, 406, 413]) }
+    }
+  },
+  "/v1/billing/webhook": {
+    post: {
+      tags: ["billing"],
+      summary: "The payment processor's callback (Stripe webhook)",
+      description: "No key or session: the Stripe-Signature header, verified with STRIPE_WEBHOOK_SECRET over the raw " +
+        "body, is the credential. Each event id is applied once; a redelivery answers outcome `duplicate`. " +
+        "Events used: checkout.session.completed, checkout.session.expired, customer.subscription.* ; others are " +
+        "acknowledged with outcome `ignored`.",
+      parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
+      requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+      responses: {
+        "200": { description: "Applied", content: json(WebhookOutcome) },
+        ...failures([400, 503])
+      }
     }
   }
 })

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Conflict, Forbidden, InsufficientRole, NotFound } from "./Errors.ts"
+import { Conflict, Forbidden, InsufficientRole, NotFound, SpaceLimitReached } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
 import { CreateSpaceRequest, Space, SpaceList, SpaceType } from "./Spaces.ts"
@@ -19,6 +19,7 @@ export class SpacesApi extends HttpApiGroup.make("spaces")
       .setPayload(CreateSpaceRequest)
       .addSuccess(Space, { status: 201 })
       .addError(Conflict)
+      .addError(SpaceLimitReached)
   )
   .add(HttpApiEndpoint.get("get", "/v1/spaces/:space_id").setPath(SpacePath).addSuccess(Space))
   .add(

@@ -24,6 +24,7 @@ import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
+import { BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
 
 // Uploads stream their own multipart body under their own limits (the JSON guard would refuse it).
 registerOwnBody("POST", UPLOAD_PATH)
@@ -31,7 +32,7 @@ registerOwnBody("POST", UPLOAD_PATH)
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
   Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
-  Layer.provide([UsageHandlers, FeedbackHandlers]),
+  Layer.provide([UsageHandlers, FeedbackHandlers, BillingHandlers]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -41,5 +42,6 @@ export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFi
   Layer.provide(ProxyRoutes),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(McpRoute),
+  Layer.provide(BillingWebhookRoute),
   Layer.provide(ApiLive)
 )

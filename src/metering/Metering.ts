@@ -213,6 +213,9 @@ export class Metering extends Effect.Service<Metering>()("engram/metering/Meteri
         rate_limit_per_min: plan.rate_limit_per_min
       }))
 
-    return { admit, charge, chargeTokens, requireCredits, reportBalance, usage, account }
+    /** The organization's plan (as this request's `admit` read it). */
+    const plan = (orgId: string) => Effect.map(known(orgId), (read) => read.plan)
+
+    return { admit, charge, chargeTokens, requireCredits, reportBalance, usage, account, plan }
   })
 }) {}

@@ -28,12 +28,17 @@ export const PlansFile = Schema.Struct({
 })
 export type PlansFile = typeof PlansFile.Type
 
+/**
+ * Sized for a self-hosted deployment, where the operator is the customer: a
+ * bulk load on a laptop does not meet them. An operator who sells plans
+ * writes a PLANS_CONFIG of its own (docs/metering.md).
+ */
 export const BUILT_IN_PLANS: PlansFile = {
   default_plan: "free",
   plans: [
-    { plan_id: "free", name: "Free", price_per_month_usd: 0, credits: 10_000, rate_limit_per_min: 600, max_spaces: 10 },
-    { plan_id: "pro", name: "Pro", price_per_month_usd: 49, credits: 500_000, rate_limit_per_min: 3_000, max_spaces: 100 },
-    { plan_id: "scale", name: "Scale", price_per_month_usd: 199, credits: 3_000_000, rate_limit_per_min: 10_000, max_spaces: 1_000 }
+    { plan_id: "free", name: "Free", price_per_month_usd: 0, credits: 1_000_000, rate_limit_per_min: 12_000, max_spaces: 1_000 },
+    { plan_id: "pro", name: "Pro", price_per_month_usd: 49, credits: 10_000_000, rate_limit_per_min: 30_000, max_spaces: 10_000 },
+    { plan_id: "scale", name: "Scale", price_per_month_usd: 199, credits: 100_000_000, rate_limit_per_min: 100_000, max_spaces: 100_000 }
   ]
 }
 
@@ -45,15 +50,26 @@ export interface PlansShape {
   readonly find: (planId: string) => Option.Option<PlanEntry>
   /** The plan an organization is on: its own, or the default when the file no longer lists it. */
   readonly of: (planId: string) => PlanEntry
+  /** The plan sold at the processor's price `priceId`. */
+  readonly byPrice: (priceId: string) => PlanEntry | undefined
 }
 
 /** Checks what a schema cannot: unique ids, a default that exists and is free. */
 export const makePlans = (file: PlansFile): Effect.Effect<PlansShape, PlansError> =>
   Effect.gen(function*() {
     const byId = new Map<string, PlanEntry>()
+    const byPrice = new Map<string, PlanEntry>()
     for (const plan of file.plans) {
       if (byId.has(plan.plan_id)) return yield* new PlansError({ message: `the plan id ${plan.plan_id} is listed twice` })
       byId.set(plan.plan_id, plan)
+      if (plan.stripe_price_id === undefined) continue
+      if (plan.price_per_month_usd === 0) {
+        return yield* new PlansError({ message: `the free plan ${plan.plan_id} cannot have a stripe_price_id` })
+      }
+      if (byPrice.has(plan.stripe_price_id)) {
+        return yield* new PlansError({ message: `the price ${plan.stripe_price_id} is given to two plans` })
+      }
+      byPrice.set(plan.stripe_price_id, plan)
     }
     const defaultPlan = byId.get(file.default_plan)
     if (defaultPlan === undefined) {
@@ -66,7 +82,8 @@ export const makePlans = (file: PlansFile): Effect.Effect<PlansShape, PlansError
       all: file.plans,
       defaultPlan,
       find: (planId) => Option.fromNullable(byId.get(planId)),
-      of: (planId) => byId.get(planId) ?? defaultPlan
+      of: (planId) => byId.get(planId) ?? defaultPlan,
+      byPrice: (priceId) => byPrice.get(priceId)
     }
   })
 

@@ -4,7 +4,8 @@
  * Nothing else of another organization's space is ever read.
  */
 import { Clock, Effect, Option } from "effect"
-import { Forbidden, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { Forbidden, NotFound, ServiceUnavailable, SpaceLimitReached } from "../domain/Errors.ts"
+import { Metering } from "../metering/Metering.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
@@ -13,9 +14,10 @@ import { newId } from "../identity/Ids.ts"
 import { OrgId, SpaceId as SpaceIdBrand } from "../domain/Ids.ts"
 
 export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
-  dependencies: [SpaceRepo.Default],
+  dependencies: [SpaceRepo.Default, Metering.Default],
   effect: Effect.gen(function*() {
     const repo = yield* SpaceRepo
+    const metering = yield* Metering
     const entity = yield* SpaceEntity.client
 
     const unreachable = (error: { _tag: string }) =>
@@ -36,9 +38,26 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       return space.value
     })
 
+    /**
+     * A new space only while the organization holds fewer than its plan's
+     * max_spaces. Creations racing each other can pass it by at most the
+     * number in flight.
+     */
+    const withinPlan = (orgId: string) =>
+      Effect.gen(function*() {
+        const plan = yield* metering.plan(orgId)
+        const held = yield* repo.count(orgId)
+        if (held < plan.max_spaces) return
+        return yield* new SpaceLimitReached({
+          message: `this organization holds ${held} spaces, the most its ${plan.name} plan allows (${plan.max_spaces}); ` +
+            "delete one, or move to a larger plan"
+        })
+      })
+
     const create = Effect.fn("Spaces.create")(function*(principal: PrincipalShape, request: CreateSpaceRequest) {
       const spaceId = request.space_id ?? newId("sp")
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
+      yield* withinPlan(principal.orgId)
       return yield* repo.create(principal.orgId, {
         spaceId,
         name: request.name?.trim() ?? spaceId,
@@ -57,6 +76,7 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       if (!implicit && (yield* repo.heldElsewhere(principal.orgId, spaceId))) {
         return yield* new Forbidden({ message: `space ${spaceId} does not belong to your organization` })
       }
+      yield* withinPlan(principal.orgId)
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* repo.create(principal.orgId, { spaceId, name: spaceId, spaceType: "general", description: "", now }).pipe(
         Effect.catchTag("Conflict", () => Effect.void)

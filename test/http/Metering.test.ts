@@ -144,6 +144,27 @@ eachProfile("metering: credits", (it) => {
       expect(eleventh.body.error.code).toBe("too_many_attempts")
       expect(Number(eleventh.headers["retry-after"])).toBeGreaterThan(0)
     }))
+
+  it.effect("an organization holds at most its plan's max_spaces: created or first written to", () =>
+    Effect.gen(function*() {
+      const { key } = yield* setup
+      for (let i = 0; i < 4; i++) {
+        expect((yield* call("POST", "/v1/spaces", { token: key, json: { space_id: `cap-${i}-${Date.now()}` } })).status).toBe(201)
+      }
+      // The fifth comes from a write to a new space.
+      const fifth = `cap-write-${Date.now()}`
+      expect((yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: fifth, items: [{ content: "Ada keeps bees." }] } })).status).toBe(202)
+      const sixth = yield* call("POST", "/v1/spaces", { token: key, json: { space_id: `cap-6-${Date.now()}` } })
+      expect(sixth.status, sixth.text).toBe(409)
+      expect(sixth.body.error.code).toBe("space_limit_reached")
+      const written = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: `cap-w6-${Date.now()}`, items: [{ content: "Ada keeps bees." }] } })
+      expect(written.status).toBe(409)
+      expect(written.body.error.code).toBe("space_limit_reached")
+      // Writing to a space it holds still works; deleting one makes room.
+      expect((yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: fifth, items: [{ content: "Ada sells honey." }] } })).status).toBe(202)
+      expect((yield* call("DELETE", `/v1/spaces/${fifth}`, { token: key })).status).toBe(204)
+      expect((yield* call("POST", "/v1/spaces", { token: key, json: { space_id: `cap-7-${Date.now()}` } })).status).toBe(201)
+    }))
 }, { plansConfig: Option.some(SMALL) })
 
 eachProfile("metering: the rate limit", (it) => {

@@ -17,7 +17,7 @@ export const realSleep = (millis: number) => Effect.sleep(Duration.millis(millis
 export const onTestClock = <A, E>(
   profile: Profile,
   overrides: Partial<AppConfigShape>,
-  body: Effect.Effect<A, E, HttpClient.HttpClient | Scope.Scope>,
+  body: Effect.Effect<A, E, HttpClient.HttpClient | Scope.Scope | Layer.Layer.Success<typeof NodeServices>>,
   transport?: Layer.Layer<WebhookTransport>
 ) =>
   Effect.gen(function*() {

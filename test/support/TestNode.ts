@@ -38,7 +38,9 @@ export const testSettings: AppConfigShape = {
   webhookAllowPrivate: true,
   webhookSecretKey: Option.some(Redacted.make(TEST_WEBHOOK_KEY)),
   // A plan these tests cannot exhaust; the metering tests name their own.
-  plansConfig: Option.some(ROOMY_PLANS)
+  plansConfig: Option.some(ROOMY_PLANS),
+  stripe: Option.none(),
+  publicUrl: Option.none()
 }
 
 export const settings = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...testSettings, ...overrides })
