@@ -10,6 +10,7 @@ import m0006 from "./migrations/0006_webhooks.ts"
 import m0007 from "./migrations/0007_documents_graph.ts"
 import m0008 from "./migrations/0008_metering.ts"
 import m0009 from "./migrations/0009_billing.ts"
+import m0010 from "./migrations/0010_injections.ts"
 
 const run = Migrator.make({})
 
@@ -23,7 +24,8 @@ export const migrate = run({
     "0006_webhooks": m0006,
     "0007_documents_graph": m0007,
     "0008_metering": m0008,
-    "0009_billing": m0009
+    "0009_billing": m0009,
+    "0010_injections": m0010
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

@@ -221,6 +221,14 @@ export const MemoryHistory = Schema.Struct({
 export const TagsMatch = Schema.Literal("any", "all", "any_strict", "all_strict", "exact")
 export type TagsMatch = typeof TagsMatch.Type
 
+/**
+ * The order of a rendered block's lines: by relevance (default), or `stable`
+ * (by when each memory was stored), which lets consecutive blocks share a
+ * longer start for a provider's prompt cache. Selection is by relevance either way.
+ */
+export const BlockOrder = Schema.Literal("relevance", "stable")
+export type BlockOrder = typeof BlockOrder.Type
+
 export const RetrieveRequest = strict(Schema.Struct({
   space_id: SpaceId,
   query: SafeString.pipe(Schema.minLength(1), Schema.maxLength(10_000)),
@@ -239,6 +247,7 @@ export const RetrieveRequest = strict(Schema.Struct({
   mode: Schema.optional(Schema.Literal("accurate", "fast")),
   format: Schema.optional(Schema.Literal("results", "block")),
   context_max_tokens: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+  block_order: Schema.optional(BlockOrder),
   receipt: Schema.optional(Schema.Boolean),
   receipt_detail: Schema.optional(Schema.Literal("basic", "full"))
 }))

@@ -6,7 +6,7 @@
  */
 import { JSONSchema, Schema } from "effect"
 import { MemoryLimit, MemoryTokenBudget } from "./ChatSettings.ts"
-import { ScopeId } from "./Memories.ts"
+import { BlockOrder, ScopeId } from "./Memories.ts"
 import { SpaceId } from "./Spaces.ts"
 
 /** Fields no format knows are forwarded to the provider unchanged. */
@@ -20,7 +20,10 @@ const tunableFields = {
   memory_limit: Schema.optional(MemoryLimit),
   memory_token_budget: Schema.optional(MemoryTokenBudget),
   auto_record: Schema.optional(Schema.Boolean),
-  memory: Schema.optional(Schema.Boolean).annotations({ description: "false skips recall for this call." })
+  memory: Schema.optional(Schema.Boolean).annotations({ description: "false skips recall for this call." }),
+  block_order: Schema.optional(BlockOrder).annotations({
+    description: "Order of the injected block's lines: relevance (default) or stable (as stored; raises cache_prefix_tokens)."
+  })
 }
 
 const Content = Schema.Union(Schema.String, Schema.Array(Schema.Unknown)).annotations({

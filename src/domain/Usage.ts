@@ -29,11 +29,20 @@ export type UsageWindow = typeof UsageWindow.Type
 
 const OpCounts = Schema.Record({ key: Schema.String, value: Schema.Int })
 
+/** Memory injection (length/4 estimates): blocks rendered into prompts, their tokens, and the part a provider could cache. */
+export const InjectionFigures = Schema.Struct({
+  injections: Schema.Int,
+  injected_tokens: Schema.Int,
+  /** Tokens of each block that repeat the start of the scope's previous block: eligible for provider caching, not a saving. */
+  cache_prefix_tokens: Schema.Int
+})
+
 export const UsagePoint = Schema.Struct({
   start: Schema.String,
   credits: Schema.Int,
   /** Per operation: how many (memories stored, searches, insights, profiles, model tokens). */
-  operations: OpCounts
+  operations: OpCounts,
+  memory_injection: InjectionFigures
 })
 
 export const OrgUsage = Schema.Struct({
@@ -42,6 +51,7 @@ export const OrgUsage = Schema.Struct({
   to: Schema.String,
   granularity: Schema.Literal("hour", "day"),
   credits_used: Schema.Int,
+  memory_injection: InjectionFigures,
   series: Schema.Array(UsagePoint)
 })
 
@@ -50,7 +60,10 @@ export const OperationTotal = Schema.Struct({ op_type: Schema.String, count: Sch
 export const SpaceUsage = Schema.Struct({
   space_id: Schema.NullOr(Schema.String),
   credits: Schema.Int,
-  operations: OpCounts
+  operations: OpCounts,
+  /** The space's two injection totals. */
+  injected_tokens: Schema.Int,
+  cache_prefix_tokens: Schema.Int
 })
 
 export const UsageBreakdown = Schema.Struct({
@@ -59,6 +72,7 @@ export const UsageBreakdown = Schema.Struct({
   to: Schema.String,
   credits_used: Schema.Int,
   operations: Schema.Array(OperationTotal),
+  memory_injection: InjectionFigures,
   spaces: Schema.Array(SpaceUsage)
 })
 

@@ -4,9 +4,10 @@
  * nodes), a timeout, and retries with exponential backoff on 429, 5xx and
  * connection failures. Provider failures leave as the documented codes.
  */
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Duration, Effect, FiberRef, Schedule, Stream } from "effect"
 import { BadRequest, ModelThrottled, ModelUnavailable, ServiceUnavailable } from "../domain/Errors.ts"
-import { Cache } from "../../services/cache/Cache.ts"
+import { Cache, cacheDown } from "../../services/cache/Cache.ts"
+import { CurrentMeterReport } from "../metering/Metering.ts"
 import * as Anthropic from "../../services/llm/Anthropic.ts"
 import type { ModelSpec } from "../../services/llm/Catalog.ts"
 import * as OpenAiCompatible from "../../services/llm/OpenAiCompatible.ts"
@@ -26,6 +27,9 @@ export const toWire = (spec: ModelSpec) => (error: UpstreamError): CallFailure =
   return new ModelUnavailable({ message: `${spec.id} is listed but unreachable: ${error.message}` })
 }
 
+/** The window of a model's requests_per_minute. */
+const MODEL_WINDOW = Duration.minutes(1)
+
 const backoff = (spec: ModelSpec) =>
   Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.intersect(Schedule.recurs(spec.maxRetries)))
 
@@ -38,18 +42,24 @@ export class LanguageModels extends Effect.Service<LanguageModels>()("engram/mod
       anthropic: yield* Anthropic.make
     }
 
-    /** One slot of the model's per-minute allowance, or `model_throttled`. */
+    /**
+     * One slot of the model's per-minute allowance (a sliding window in the
+     * shared Cache, so every node counts the same calls), or `model_throttled`
+     * with Retry-After.
+     */
     const admit = (spec: ModelSpec) =>
       Effect.gen(function*() {
-        const minute = Math.floor(Date.now() / 60_000)
-        const used = yield* cache.increment(`rpm:${spec.id}:${minute}`, Duration.minutes(1)).pipe(
-          Effect.mapError((e) => new ServiceUnavailable({ message: `the rate-limit cache is unreachable: ${e.message}` }))
+        const decision = yield* cache.slidingWindow(`rpm:${spec.id}`, spec.requestsPerMinute, MODEL_WINDOW).pipe(
+          Effect.mapError(cacheDown)
         )
-        if (used > spec.requestsPerMinute) {
-          return yield* new ModelThrottled({
-            message: `${spec.id} is at capacity (${spec.requestsPerMinute} requests per minute); retry with exponential backoff`
-          })
-        }
+        if (decision.allowed) return
+        const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+        const report = yield* FiberRef.get(CurrentMeterReport)
+        report.retryAfterSeconds = retryAfter
+        return yield* new ModelThrottled({
+          message: `${spec.id} is at capacity (${spec.requestsPerMinute} requests per minute); retry after ${retryAfter} s, ` +
+            "with exponential backoff"
+        })
       })
 
     const guarded = <A>(spec: ModelSpec, attempt: Effect.Effect<A, UpstreamError>) =>

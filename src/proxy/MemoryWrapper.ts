@@ -19,6 +19,8 @@ import { ChatSettingsService } from "./ChatSettingsService.ts"
 import { DEFAULT_SPACE, type Requested, type Resolved, resolveTunables, spaceOf } from "./Tunables.ts"
 
 export const MEMORY_HEADER = "Relevant memories about this user and conversation (most relevant first):"
+/** The header of a `stable` block: the same memories, listed as they were learned. */
+export const STABLE_MEMORY_HEADER = "Relevant memories about this user and conversation (in the order they were learned):"
 
 /** One proxied turn, whatever wire format it came in. */
 export interface ProxyTurn {
@@ -73,13 +75,15 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
           query,
           limit: tunables.memoryLimit,
           format: "block",
+          block_order: tunables.blockOrder,
           ...(tunables.memoryTokenBudget === undefined ? {} : { context_max_tokens: tunables.memoryTokenBudget }),
           ...(tunables.userId === null ? {} : { user_id: tunables.userId }),
           ...(tunables.agentId === null ? {} : { agent_id: tunables.agentId }),
           ...(tunables.sessionId === null ? {} : { session_id: tunables.sessionId })
         })
         recalled = found.results.map((r) => r.content)
-        block = recalled.length === 0 ? "" : `${MEMORY_HEADER}\n${found.context ?? ""}`
+        const header = tunables.blockOrder === "stable" ? STABLE_MEMORY_HEADER : MEMORY_HEADER
+        block = recalled.length === 0 ? "" : `${header}\n${found.context ?? ""}`
       }
       const system = [block, turn.system].filter((part) => part !== "").join("\n\n")
       const prepared: Prepared = {

@@ -7,7 +7,7 @@
 import { Effect, Either, Schema } from "effect"
 import { type ChatSettingsValues, MemoryLimit, MemoryTokenBudget } from "../domain/ChatSettings.ts"
 import { InvalidTunable, ValidationError } from "../domain/Errors.ts"
-import { ScopeId } from "../domain/Memories.ts"
+import { type BlockOrder, BlockOrder as BlockOrderSchema, ScopeId } from "../domain/Memories.ts"
 import { SpaceId } from "../domain/Spaces.ts"
 
 export const DEFAULT_SPACE = "default"
@@ -36,7 +36,8 @@ const tunables = {
   memory_limit: { field: "memory_limit", header: "x-svc-memory-limit", schema: MemoryLimit, fromHeader: asInteger },
   memory_token_budget: { field: "memory_token_budget", header: "x-svc-memory-tokens", schema: MemoryTokenBudget, fromHeader: asInteger },
   auto_record: { field: "auto_record", header: "x-svc-auto-record", schema: Schema.Boolean, fromHeader: asBoolean },
-  memory: { field: "memory", header: "x-svc-memory", schema: Schema.Boolean, fromHeader: asBoolean }
+  memory: { field: "memory", header: "x-svc-memory", schema: Schema.Boolean, fromHeader: asBoolean },
+  block_order: { field: "block_order", header: "x-svc-block-order", schema: BlockOrderSchema, fromHeader: asText }
 } satisfies Record<string, Tunable<any>>
 
 export const TUNABLE_FIELDS: ReadonlySet<string> = new Set(Object.keys(tunables))
@@ -54,6 +55,7 @@ export interface Requested {
   readonly memory_token_budget?: number | undefined
   readonly auto_record?: boolean | undefined
   readonly memory?: boolean | undefined
+  readonly block_order?: BlockOrder | undefined
 }
 
 /**
@@ -92,6 +94,8 @@ const describe = (name: keyof typeof tunables) => {
     case "auto_record":
     case "memory":
       return "must be true or false"
+    case "block_order":
+      return "must be relevance or stable"
     case "space_id":
       return "must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
     default:
@@ -108,6 +112,7 @@ export interface Resolved {
   readonly memoryTokenBudget: number | undefined
   readonly autoRecord: boolean
   readonly memory: boolean
+  readonly blockOrder: BlockOrder
 }
 
 /** The space a turn goes to: the one it names, or the organization's own `default`. */
@@ -122,5 +127,6 @@ export const resolveTunables = (requested: Requested, settings: ChatSettingsValu
   memoryLimit: requested.memory_limit ?? settings.memory_limit ?? DEFAULT_MEMORY_LIMIT,
   memoryTokenBudget: requested.memory_token_budget ?? settings.memory_token_budget ?? undefined,
   autoRecord: requested.auto_record ?? settings.auto_record ?? true,
-  memory: requested.memory ?? settings.memory ?? true
+  memory: requested.memory ?? settings.memory ?? true,
+  blockOrder: requested.block_order ?? "relevance"
 })

@@ -16,6 +16,7 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { Injections } from "../metering/Injections.ts"
 import { Metering } from "../metering/Metering.ts"
 import { RATES } from "../metering/Rates.ts"
 import { capExclusions, Receipts } from "./Receipts.ts"
@@ -42,6 +43,10 @@ export const renderBlock = <T extends { readonly memory_id: string; readonly con
   return { kept, dropped, context, tokens: estimateTokens(context) }
 }
 
+/** Memories in the order they were stored (then by id): the `stable` block order. */
+const storedOrder = <T extends { readonly memory_id: string; readonly created_at: string }>(items: ReadonlyArray<T>) =>
+  [...items].sort((a, b) => a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.memory_id < b.memory_id ? -1 : 1)
+
 const clusterDown = (error: { _tag: string }) =>
   new ServiceUnavailable({ message: `the space is temporarily unavailable (${error._tag}); retry shortly` })
 
@@ -55,9 +60,10 @@ export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef =
 })
 
 export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
-  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default],
+  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default, Injections.Default],
   effect: Effect.gen(function*() {
     const metering = yield* Metering
+    const injections = yield* Injections
     const spaces = yield* Spaces
     const memories = yield* MemoryRepo
     const jobs = yield* JobRepo
@@ -155,7 +161,16 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         const rendered = renderBlock(results, request.context_max_tokens)
         results = rendered.kept
         excluded.push(...rendered.dropped)
-        block = { context: rendered.context, tokens: rendered.tokens }
+        // Chosen by relevance; `stable` then lists them in the order they were stored.
+        const shown = request.block_order === "stable" ? renderBlock(storedOrder(rendered.kept), undefined) : rendered
+        block = { context: shown.context, tokens: shown.tokens }
+        yield* injections.record({
+          orgId: principal.orgId,
+          spaceId: request.space_id,
+          userId: request.user_id ?? null,
+          agentId: request.agent_id ?? null,
+          sessionId: request.session_id ?? null
+        }, block.context)
       }
       const requestId = yield* CurrentRequestId
       yield* receipts.save(principal.orgId, {

@@ -438,18 +438,22 @@ eachProfile("proxy with the official clients", (it) => {
       expect(flaky.body.choices[0].message.content).toBe(`echo: FLAKY ${word}`)
       expect(upstream.bodies.slice(before).filter((b) => JSON.stringify(b).includes(word))).toHaveLength(2)
 
-      // Two per minute: of five quick calls at most four succeed even across a minute boundary.
+      // Two per minute in a sliding window: of five quick calls at most two succeed, even across a minute boundary
+      // (fewer when an earlier run on the same Redis used the window).
       const statuses: Array<number> = []
       let throttled: any
       for (let i = 0; i < 5; i++) {
         const reply = yield* chat("tight", "hello")
         statuses.push(reply.status)
-        if (reply.status === 429) throttled = reply.body
+        if (reply.status === 429) throttled = reply
       }
       expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
-      expect(throttled.error.code).toBe("model_throttled")
-      expect(throttled.error.message).toContain("2 requests per minute")
-      expect(statuses).toContain(429)
+      expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(2)
+      expect(throttled.body.error.code).toBe("model_throttled")
+      expect(throttled.body.error.message).toContain("2 requests per minute")
+      const retryAfter = Number(throttled.headers["retry-after"])
+      expect(retryAfter).toBeGreaterThanOrEqual(1)
+      expect(retryAfter).toBeLessThanOrEqual(60)
     }))
 
   it.effect("a dropped streaming connection still records what was produced", () =>
