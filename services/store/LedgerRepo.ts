@@ -4,7 +4,7 @@
  * period starts it is read back from the ledger, so it never drifts for long.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { rollover } from "../../src/metering/BillingStates.ts"
 import { periodAt } from "../../src/metering/Periods.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
@@ -42,8 +42,6 @@ export type Debit =
   | { readonly _tag: "Duplicate" }
   | { readonly _tag: "Insufficient" }
 
-class Insufficient extends Data.TaggedError("Insufficient") {}
-
 const OpTotal = Schema.Struct({ op_type: Schema.String, entries: Int8, quantity: Int8, credits: Int8 })
 const SpaceTotal = Schema.Struct({ space_id: Schema.NullOr(Schema.String), op_type: Schema.String, quantity: Int8, credits: Int8 })
 const Bucket = Schema.Struct({ bucket: Timestamptz, op_type: Schema.String, quantity: Int8, credits: Int8 })
@@ -56,7 +54,10 @@ export const decodeBilling = decodeRows(BillingRow)
 const decodeCreated = decodeRows(Schema.Struct({ created_at: Timestamptz }))
 const decodeSum = decodeRows(Schema.Struct({ used: Int8 }))
 const decodeIds = decodeRows(Schema.Struct({ entry_id: Int8 }))
-const decodeUsed = decodeRows(Schema.Struct({ credits_used: Int8 }))
+const decodeDebit = decodeRows(Schema.Struct({
+  outcome: Schema.Literal("charged", "duplicate", "insufficient"),
+  credits_used: Schema.NullOr(Int8)
+}))
 
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/LedgerRepo", {
   effect: Effect.gen(function*() {
@@ -128,26 +129,21 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("engram/store/Ledge
         ),
 
       /**
-       * One entry and the counter, together. With a `limit`, only if the
+       * One entry and the counter, in one statement (`engram_debit`, migration 0011). With a `limit`, only if the
        * period's credits stay within it (plus its bonus): the statement
        * takes the row's lock, so concurrent debits never overdraw it.
        */
       debit: (entry: LedgerEntry, limit: number | null) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const inserted = yield* insertEntry(entry)
-          if (inserted.length === 0) return { _tag: "Duplicate" } as const
-          const updated = yield* (limit === null
-            ? sql`UPDATE org_billing SET credits_used = credits_used + ${entry.credits}
-                WHERE org_id = ${entry.orgId} RETURNING credits_used`
-            : sql`UPDATE org_billing SET credits_used = credits_used + ${entry.credits}
-                WHERE org_id = ${entry.orgId} AND credits_used + ${entry.credits} <= ${limit} + bonus_credits
-                RETURNING credits_used`).pipe(Effect.flatMap(decodeUsed))
-          if (limit !== null && updated.length === 0) return yield* new Insufficient()
-          return { _tag: "Charged", used: updated[0]?.credits_used ?? 0 } as const
-        })).pipe(
-          Effect.catchTag("Insufficient", () => Effect.succeed({ _tag: "Insufficient" } as const)),
-          storeFailure,
-          Effect.map((debit): Debit => debit)
+        sql`SELECT outcome, credits_used FROM engram_debit(${entry.orgId}, ${entry.opType}, ${entry.spaceId}, ${entry.quantity},
+            ${entry.credits}, ${entry.requestId}, ${entry.at}, ${limit})`.pipe(
+          Effect.flatMap(decodeDebit),
+          Effect.map((rows): Debit => {
+            const row = rows[0]
+            if (row === undefined || row.outcome === "duplicate") return { _tag: "Duplicate" }
+            if (row.outcome === "insufficient" || row.credits_used === null) return { _tag: "Insufficient" }
+            return { _tag: "Charged", used: row.credits_used }
+          }),
+          storeFailure
         ),
 
       /** Entries made inside the caller's transaction (what they pay for commits with them), never refused. */

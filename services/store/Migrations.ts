@@ -11,6 +11,7 @@ import m0007 from "./migrations/0007_documents_graph.ts"
 import m0008 from "./migrations/0008_metering.ts"
 import m0009 from "./migrations/0009_billing.ts"
 import m0010 from "./migrations/0010_injections.ts"
+import m0011 from "./migrations/0011_ledger_debit.ts"
 
 const run = Migrator.make({})
 
@@ -25,7 +26,8 @@ export const migrate = run({
     "0007_documents_graph": m0007,
     "0008_metering": m0008,
     "0009_billing": m0009,
-    "0010_injections": m0010
+    "0010_injections": m0010,
+    "0011_ledger_debit": m0011
   }),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))

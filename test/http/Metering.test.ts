@@ -84,7 +84,7 @@ eachProfile("metering: credits", (it) => {
         { op_type: "memory_stored", count: stored, credits: 2 * stored },
         { op_type: "search", count: 1, credits: 1 }
       ])
-      expect(breakdown.body.spaces).toEqual([{ space_id: "ledger", credits: 2 * stored + 1, operations: { memory_stored: stored, search: 1 } }])
+      expect(breakdown.body.spaces).toEqual([{ space_id: "ledger", credits: 2 * stored + 1, operations: { memory_stored: stored, search: 1 }, injected_tokens: 0, cache_prefix_tokens: 0 }])
       const series = yield* call("GET", "/v1/usage?granularity=hour&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z", { token: owner.token })
       expect(series.status, series.text).toBe(200)
       expect(series.body.series).toEqual([])
