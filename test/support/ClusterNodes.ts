@@ -71,9 +71,10 @@ export const makeNode = async (name: string, env: Record<string, string>): Promi
   }
 }
 
-/** Starts `count` nodes on one database and Redis. */
-export const startCluster = async (count: number, databaseUrl: string) => {
+/** Starts `count` nodes on one database and Redis (with `extra` settings, e.g. a plans file). */
+export const startCluster = async (count: number, databaseUrl: string, extra: Record<string, string> = {}) => {
   const env = {
+    ...extra,
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL!,
     WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
