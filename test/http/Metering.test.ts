@@ -39,17 +39,52 @@ eachProfile("metering: credits", (it) => {
   it.effect("every response carries the rate-limit and credit headers; an unauthenticated one reports zeros", () =>
     Effect.gen(function*() {
       const { key, owner } = yield* setup
-      const replies = [
+      const replies: Array<{ status: number; headers: Record<string, string>; text: string }> = [
         yield* call("GET", "/v1/spaces", { token: key }),
         yield* call("GET", "/v1/models", { token: key }),
         yield* call("GET", "/v1/orgs/me", { token: owner.token }),
         yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: "nowhere", query: "x" } }),
         yield* call("GET", "/v1/usage/me", { token: key })
       ]
+      // Every GET route of the OpenAPI document, one of each family, plus the routes served beside it.
+      yield* call("POST", "/v1/spaces", { token: key, json: { space_id: "headers" } })
+      const openapi = yield* call("GET", "/openapi.json")
+      const paths = Object.entries(openapi.body.paths as Record<string, Record<string, unknown>>)
+        .filter(([path, methods]) => "get" in methods && path.startsWith("/v1/"))
+        .map(([path]) => path.replace("{space_id}", "headers").replace(/\{[a-z_]+\}/g, "x"))
+      expect(paths.length).toBeGreaterThan(20)
+      for (const path of paths) {
+        // A public route (the catalog of space types) answers anyone, and reports zeros as unauthenticated.
+        const anonymous = yield* call("GET", path)
+        if (anonymous.status !== 401) {
+          for (const header of HEADERS) expect(anonymous.headers[header], `${header} on ${path}`).toMatch(/^\d+$/)
+          expect(anonymous.headers["x-ratelimit-limit"]).toBe("0")
+          continue
+        }
+        replies.push(yield* call("GET", path, { token: owner.token }))
+      }
+      replies.push(yield* call("POST", "/v1/chat/completions", {
+        token: key,
+        json: { messages: [{ role: "user", content: "hello" }], memory: false, auto_record: false }
+      }))
+      replies.push(yield* call("POST", "/mcp", {
+        token: key,
+        headers: { accept: "application/json, text/event-stream" },
+        json: { jsonrpc: "2.0", id: 1, method: "tools/list" }
+      }))
+      replies.push(yield* call("POST", "/v1/feedback", { token: key, json: { message: "headers everywhere" } }))
       for (const reply of replies) {
-        for (const header of HEADERS) expect(reply.headers[header], `${header} on ${reply.text}`).toMatch(/^\d+$/)
-        expect(reply.headers["x-ratelimit-limit"]).toBe("1000")
+        for (const header of HEADERS) expect(reply.headers[header], `${header} on ${reply.status} ${reply.text.slice(0, 200)}`).toMatch(/^\d+$/)
+        expect(reply.headers["x-ratelimit-limit"], `${reply.status} ${reply.text.slice(0, 200)}`).toBe("1000")
         expect(reply.headers["x-ratelimit-window"]).toBe("60")
+      }
+      // Unauthenticated: the sign-in routes, the payment processor's callback.
+      for (const reply of [
+        yield* call("POST", "/auth/login", { json: { email: "nobody@example.test", password: "not this one" } }),
+        yield* call("POST", "/v1/billing/webhook", { raw: "{}", headers: { "stripe-signature": "t=1,v1=x" } })
+      ]) {
+        for (const header of HEADERS) expect(reply.headers[header], `${header} on ${reply.text}`).toMatch(/^\d+$/)
+        expect(reply.headers["x-ratelimit-limit"]).toBe("0")
       }
       const anonymous = yield* call("GET", "/v1/spaces")
       expect(anonymous.status).toBe(401)
