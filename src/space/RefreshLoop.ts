@@ -25,6 +25,7 @@ import type { ModelRepo, ModelRow } from "../../services/store/ModelRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { LedgerRepo } from "../../services/store/LedgerRepo.ts"
 import { RATES, tokenCredits } from "../metering/Rates.ts"
+import type { LedgerEntry } from "../../services/store/LedgerRepo.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { makeSettling } from "./Settling.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
@@ -149,24 +150,26 @@ export const makeRefresh = (deps: {
           maxTokens: model.max_tokens,
           extra: {}
         }).pipe(Effect.mapError(asFailure))
-        // Billed like reason, once the model has answered: the base and the tokens, never refused (it was admitted).
+        // Billed like reason, once the model has answered: the base and the tokens, never refused (it was
+        // admitted). The entries are written with the content, in its transaction: a refresh that is not
+        // written is not charged, and one that is, is charged once.
         const at = new Date(clock.unsafeCurrentTimeMillis())
         const entry = { orgId: space.orgId, spaceId: space.spaceId, requestId: null, at }
-        yield* Effect.all([
-          deps.ledger.debit({ ...entry, opType: "insight", quantity: 1, credits: RATES.insight }, null),
-          deps.ledger.debit({
+        const charges: ReadonlyArray<LedgerEntry> = [
+          { ...entry, opType: "insight", quantity: 1, credits: RATES.insight },
+          {
             ...entry,
             opType: "model_tokens",
             quantity: completion.usage.input_tokens + completion.usage.output_tokens,
             credits: tokenCredits(completion.usage, spec)
-          }, null)
-        ], { concurrency: 1 }).pipe(Effect.mapError((e) => new RefreshFailure({ message: e.message })))
+          }
+        ]
         if (completion.stopReason === "length" || completion.text.trim() === "") {
           return yield* new RefreshFailure({
             message: completion.text.trim() === "" ? `${spec.id} answered nothing` : `${spec.id}'s answer did not end within max_tokens`
           })
         }
-        return completion.text.trim()
+        return { text: completion.text.trim(), charges }
       })
 
     /** One queued refresh, start to finish. */
@@ -182,10 +185,10 @@ export const makeRefresh = (deps: {
         const since = model.last_refreshed_at?.getTime() ?? 0
         const sources = delta ? recalled.filter((m) => Date.parse(m.created_at) > since) : recalled
         const config = { name: model.name, query: model.query, maxTokens: model.max_tokens }
-        const content = spec.provider === "local"
-          ? (delta ? localDelta(config, previous, recalled, since) : localFull(config, recalled))
+        const { charges, text: content } = spec.provider === "local"
+          ? { text: delta ? localDelta(config, previous, recalled, since) : localFull(config, recalled), charges: [] }
           : yield* byModel(spec, model, sources, delta ? previous : null)
-        const outcome = yield* writer.applyRefresh(item, model.model_id, content, model.query, refreshedAt)
+        const outcome = yield* writer.applyRefresh(item, model.model_id, content, model.query, refreshedAt, charges)
         yield* Effect.annotateCurrentSpan({
           model_id: model.model_id,
           mode: delta ? "delta" : "full",

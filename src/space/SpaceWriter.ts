@@ -17,7 +17,7 @@ import type { ModelRepo } from "../../services/store/ModelRepo.ts"
 import type { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import type { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import type { OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
-import type { LedgerRepo } from "../../services/store/LedgerRepo.ts"
+import type { LedgerEntry, LedgerRepo } from "../../services/store/LedgerRepo.ts"
 import { RATES } from "../metering/Rates.ts"
 import { memoryConsolidated, memoryCreated } from "../webhooks/Events.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
@@ -337,11 +337,20 @@ export const makeWriter = (deps: {
      * item in one transaction. A model deleted meanwhile fails the item; a job
      * cancelled meanwhile writes nothing. Answers what happened.
      */
-    const applyRefresh = (item: QueuedItem, modelId: string, content: string, query: string, refreshedAt: Date) =>
+    /** A refresh's content, its job settled and what it is charged (`charges`), in one transaction. */
+    const applyRefresh = (
+      item: QueuedItem,
+      modelId: string,
+      content: string,
+      query: string,
+      refreshedAt: Date,
+      charges: ReadonlyArray<LedgerEntry>
+    ) =>
       Effect.gen(function*() {
         const at = yield* now
         return yield* repo.transaction(Effect.gen(function*() {
           const exists = yield* models.writeContent(space, modelId, content, query, refreshedAt, at)
+          if (exists) for (const charge of charges) yield* deps.ledger.recordInTransaction(charge)
           const outcome: ItemOutcome = exists
             ? { _tag: "Completed", item, memoryIds: [] }
             : { _tag: "Failed", item, error: `memory model ${modelId} was deleted before its refresh finished` }

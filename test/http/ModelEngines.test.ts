@@ -96,7 +96,11 @@ const setup = Effect.gen(function*() {
       }
       return yield* Effect.dieMessage(`job ${jobId} did not finish`)
     })
-  return { key, spaceId, record, status, notes, finished }
+  /** The space's ledger totals per operation (from the organization's breakdown). */
+  const charged = call("GET", "/v1/usage/breakdown", { token: owner.token }).pipe(
+    Effect.map((r) => (r.body.spaces.find((s: { space_id: string }) => s.space_id === spaceId)?.operations ?? {}) as Record<string, number>)
+  )
+  return { key, spaceId, record, status, notes, finished, charged }
 })
 
 const calls = (marker: string, kind: "consolidate" | "refresh") =>
@@ -151,7 +155,7 @@ for (const profile of profiles) {
 
     it.effect("the space's reason model writes a memory model from the recalled memories, asked for its standing query", () =>
       Effect.gen(function*() {
-        const { finished, key, record, spaceId } = yield* setup
+        const { charged, finished, key, record, spaceId } = yield* setup
         const marker = `sourdough${Date.now()}`
         yield* record(`Ines: I bake ${marker} bread every Saturday morning.`, "2024-05-04T08:00:00Z")
         yield* record(`Ines: My ${marker} starter is called Clint.`, "2024-05-11T08:00:00Z")
@@ -171,11 +175,15 @@ for (const profile of profiles) {
         expect(request!.system).toMatch(/^\d\. \(2024-05-11\) .*starter is called Clint/m)
         expect(model.content).toBe(`## ${query}\n[stand-in] 2 memories read.`)
         expect(model.is_stale).toBe(false)
+        // Billed like reason, with the content: one insight and the model's tokens.
+        const operations = yield* charged
+        expect(operations.insight).toBe(1)
+        expect(operations.model_tokens).toBeGreaterThan(0)
       }))
 
     it.effect("an answer cut off at max_tokens or a failing model fails the job after the retries; content is never partial", () =>
       Effect.gen(function*() {
-        const { finished, key, record, spaceId } = yield* setup
+        const { charged, finished, key, record, spaceId } = yield* setup
         yield* record("Hugo: I cook lentil soup for the neighbours.", "2024-05-04T08:00:00Z")
         const models = `/v1/spaces/${spaceId}/models`
         const overflow = yield* call("POST", models, { token: key, json: { name: "Soup", query: `What soup overflow does Hugo cook in ${spaceId}?`, model_id: "soup" } })
@@ -201,6 +209,8 @@ for (const profile of profiles) {
         expect(after.content).toBe(before.content)
         expect(after.last_refreshed_at).toBe(before.last_refreshed_at)
         expect((yield* call("GET", `${models}/cooking/history`, { token: key })).body.total).toBe(0)
+        // Only the refresh that was written is charged: the cut-off and failed attempts are not.
+        expect((yield* charged).insight).toBe(1)
       }))
   })
 }
