@@ -38,10 +38,11 @@ export class FeedbackRepo extends Effect.Service<FeedbackRepo>()("engram/store/F
           storeFailure
         ),
 
-      /** Newest first, with who sent it. */
-      list: (limit: number) =>
+      /** Newest first, with who sent it; only `category` when given. */
+      list: (limit: number, category?: FeedbackRow["category"]) =>
         sql`SELECT f.feedback_id, f.org_id, o.name AS org_name, f.user_id, u.email, f.category, f.message, f.page, f.created_at
           FROM feedback f LEFT JOIN organizations o ON o.id = f.org_id LEFT JOIN users u ON u.id = f.user_id
+          WHERE ${category === undefined ? sql`TRUE` : sql`f.category = ${category}`}
           ORDER BY f.created_at DESC, f.feedback_id LIMIT ${limit}`.pipe(Effect.flatMap(decodeFeedback), storeFailure)
     }
   })

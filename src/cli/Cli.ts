@@ -1,4 +1,4 @@
-/** The operator CLI: `engram serve | bootstrap | keys create|list|revoke`. */
+/** The operator CLI: `engram serve | bootstrap | keys create|list|revoke | reembed | feedback list`. */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -8,6 +8,7 @@ import { ApiKeys } from "../identity/ApiKeys.ts"
 import { Serve, StoreAndCache, StoreAndEmbedder } from "../../layers/Main.ts"
 import { QuietLogging } from "../../layers/Observability.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
+import { FeedbackRepo, FeedbackRow } from "../../services/store/FeedbackRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { OrgId, SpaceId } from "../domain/Ids.ts"
 
@@ -18,9 +19,11 @@ const printJson = (value: unknown) => Console.log(JSON.stringify(value))
  * runner), no models unless the command needs them; logs on stderr so
  * stdout is just the answer.
  */
-const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys>) =>
+const onStore = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | FeedbackRepo>) =>
   effect.pipe(
-    Effect.provide(Layer.mergeAll(Accounts.Default, ApiKeys.Default).pipe(Layer.provideMerge(StoreAndCache))),
+    Effect.provide(
+      Layer.mergeAll(Accounts.Default, ApiKeys.Default, FeedbackRepo.Default).pipe(Layer.provideMerge(StoreAndCache))
+    ),
     Effect.provide(QuietLogging)
   )
 
@@ -104,8 +107,45 @@ const keys = Command.make("keys").pipe(
   Command.withDescription("Manage an organization's API keys on the configured store")
 )
 
+/**
+ * Members' text shown on a terminal: control characters (C0, DEL, C1), line
+ * separators and bidi overrides become `\uXXXX`, so no message can move the
+ * cursor, recolour the screen or fake another line.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+const visible = (text: string) => text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+const feedbackBlock = (row: FeedbackRow) => {
+  const org = row.org_name === null ? row.org_id : `${visible(row.org_name)} (${row.org_id})`
+  const sender = row.email ?? (row.user_id === null ? "an API key" : `user ${row.user_id}`)
+  const page = row.page === null ? [] : [visible(row.page)]
+  return [
+    [row.created_at.toISOString(), row.category, org, visible(sender), ...page].join("  "),
+    `  ${visible(JSON.stringify(row.message))}`
+  ].join("\n")
+}
+
+const feedbackList = Command.make("list", {
+  limit: Options.integer("limit").pipe(Options.withDefault(50), Options.withDescription("at most this many, 1 to 1000")),
+  category: Options.choice("category", FeedbackRow.fields.category.literals).pipe(Options.optional),
+  json: Options.boolean("json").pipe(Options.withDescription("print a JSON array of the rows"))
+}, (args) =>
+  Effect.gen(function*() {
+    if (args.limit < 1 || args.limit > 1000) return yield* Effect.fail("--limit must be 1 to 1000")
+    const category = Option.getOrUndefined(args.category)
+    const rows = yield* onStore(Effect.flatMap(FeedbackRepo, (repo) => repo.list(args.limit, category)))
+    if (args.json) return yield* printJson(rows)
+    if (rows.length === 0) return yield* Console.log(category === undefined ? "no feedback" : `no feedback in category ${category}`)
+    yield* Console.log(rows.map(feedbackBlock).join("\n\n"))
+  })).pipe(Command.withDescription("Print the feedback members sent, newest first"))
+
+const feedback = Command.make("feedback").pipe(
+  Command.withSubcommands([feedbackList]),
+  Command.withDescription("Read the feedback members sent through POST /v1/feedback")
+)
+
 export const cli = Command.make("engram").pipe(
-  Command.withSubcommands([serve, bootstrap, keys, reembed]),
+  Command.withSubcommands([serve, bootstrap, keys, reembed, feedback]),
   Command.run({ name: "engram", version: "0.1.0" })
 )
 

@@ -1,14 +1,16 @@
 /** Start-up and command failures reach the operator as one clear line on stderr and exit code 1. */
+import { ValidationError } from "@effect/cli"
 import { Cause, Effect } from "effect"
 
 const describe = (failure: unknown): string => {
   if (typeof failure === "string") return failure
+  // @effect/cli already printed the usage error (a bad option value, a missing argument).
+  if (ValidationError.isValidationError(failure)) return ""
   if (typeof failure === "object" && failure !== null) {
     const { _tag, message } = failure as { _tag?: string; message?: unknown }
     if (_tag === "ConfigError" || _tag === "And" || _tag === "Or" || _tag === "InvalidData" || _tag === "MissingData") {
       return `invalid configuration: ${String(failure)}`
     }
-    if (_tag === "ValidationError") return "" // @effect/cli already printed the usage error
     if (typeof message === "string" && message !== "") return message
   }
   return String(failure)
