@@ -10,7 +10,8 @@ import { Cause, Clock, Effect, Either, Option, Queue } from "effect"
 import type { InternalError, ServiceUnavailable } from "../domain/Errors.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
 import { chunkDocument, type Chunk } from "../documents/Chunks.ts"
-import { type Location, type ParsedDocument, parseDocument } from "../documents/Parsers.ts"
+import type { Location, ParsedDocument } from "../documents/Parsers.ts"
+import { parseInWorker } from "../documents/WorkerParser.ts"
 import { extractEntities } from "../ingestion/Entities.ts"
 import type { ExtractorShape } from "../ingestion/Extractor.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
@@ -146,7 +147,7 @@ export const makeDocuments = (deps: {
           Effect.catchAllCause(() => Effect.void),
           Effect.forkScoped
         )
-        return yield* parseDocument(bytes.value, request.filename, request.contentType ?? undefined, {
+        return yield* parseInWorker(bytes.value, request.filename, request.contentType ?? undefined, {
           cachePath: deps.cachePath,
           onProgress: (done, total) => {
             progress = { stage: "parsing", format: null, unit: null, done, total }
