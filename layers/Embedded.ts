@@ -4,18 +4,20 @@
  * unless REDIS_URL is set. Several nodes need the server profile.
  */
 import { Effect, Layer } from "effect"
+import { existsSync } from "node:fs"
 import { resolve } from "node:path"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
+import { installedTemplate } from "../services/InstallCache.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
 import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 import { WebhookSecrets } from "../services/webhooks/Signing.ts"
-import { PaymentProcessorLive } from "../services/payments/Stripe.ts"
+import { PaymentProcessorLive } from "../services/payments/Live.ts"
 import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 /** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
@@ -30,7 +32,10 @@ export const Store = Layer.unwrapScoped(
   Effect.gen(function*() {
     const { dataDir } = yield* AppConfig
     yield* lockDataDir(dataDir).pipe(Effect.mapError((e) => new StartupError({ message: e.message })))
-    return pglite({ dataDir: resolve(dataDir, "pglite") })
+    const directory = resolve(dataDir, "pglite")
+    // A first start copies the data directory `npm install` prepared (about 1.4 s) instead of running initdb (about 5 s).
+    const template = existsSync(directory) ? undefined : installedTemplate(Migrations.MIGRATION_NAMES)
+    return pglite({ dataDir: directory, loadDataDir: template })
   })
 )
 

@@ -15,7 +15,7 @@ import { Models, type ModelServices } from "./Models.ts"
 import { SpaceClock } from "../src/space/SpaceClock.ts"
 import { StartupError } from "./StartupError.ts"
 import { WebhookSecrets } from "../services/webhooks/Signing.ts"
-import { PaymentProcessorLive } from "../services/payments/Stripe.ts"
+import { PaymentProcessorLive } from "../services/payments/Live.ts"
 import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
 const reason = (e: { readonly message: string; readonly cause?: unknown }) =>

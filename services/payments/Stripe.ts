@@ -5,15 +5,14 @@
  * idempotency keys it sends). STRIPE_API_URL points the client at another
  * address of the same API (a stand-in in tests).
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import Stripe from "stripe"
-import { AppConfig, type StripeSettings } from "../../src/config/AppConfig.ts"
+import type { StripeSettings } from "../../src/config/AppConfig.ts"
 import {
   CheckoutSessionBody,
   decodeBody,
   EventBody,
   InvalidEvent,
-  PaymentProcessor,
   type PaymentProcessorShape,
   PortalBody,
   ProcessorError,
@@ -91,10 +90,3 @@ export const makeStripe = (settings: StripeSettings): PaymentProcessorShape => {
       )
   }
 }
-
-/** Stripe when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set; otherwise no processor. */
-export const PaymentProcessorLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-  Option.match(config.stripe, {
-    onNone: () => PaymentProcessor.none,
-    onSome: (settings) => Layer.succeed(PaymentProcessor, makeStripe(settings))
-  })))

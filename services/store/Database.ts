@@ -11,6 +11,14 @@ import { mkdirSync } from "node:fs"
 import Pg from "pg"
 
 /**
+ * PostgreSQL's own defaults size shared buffers for a server (128 MB), and
+ * PGlite keeps them in its WASM heap: 16 MB cuts the embedded store's
+ * resident memory by about 150 MB (measured with bench:footprint) while the
+ * operating system's page cache still holds the data files.
+ */
+const EMBEDDED_SETTINGS = ["-c", "shared_buffers=16MB", "-c", "wal_buffers=1MB"]
+
+/**
  * PGlite behind node-postgres with a pool of exactly one connection: PGlite is
  * single-session, so every query must go through the same connection.
  * `dataDir` is a directory, or `memory://` for a throwaway database.
@@ -21,7 +29,10 @@ export const layerPglite = (options: { readonly dataDir: string; readonly loadDa
       Effect.tryPromise({
         try: async () => {
           if (!options.dataDir.startsWith("memory://")) mkdirSync(options.dataDir, { recursive: true })
-          const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {})
+          const pglite = await PGlite.create(options.dataDir, {
+            ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+            startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS]
+          })
           const pool = new Pg.Pool({ ...createPgConfig(pglite), max: 1 } as Pg.PoolConfig)
           return { pglite, pool }
         },

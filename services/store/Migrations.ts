@@ -15,20 +15,26 @@ import m0011 from "./migrations/0011_ledger_debit.ts"
 
 const run = Migrator.make({})
 
+/** Every migration, by name, in order. */
+const MIGRATIONS = {
+  "0001_foundation": m0001,
+  "0002_memories": m0002,
+  "0003_space_settings": m0003,
+  "0004_consolidation": m0004,
+  "0005_memory_models": m0005,
+  "0006_webhooks": m0006,
+  "0007_documents_graph": m0007,
+  "0008_metering": m0008,
+  "0009_billing": m0009,
+  "0010_injections": m0010,
+  "0011_ledger_debit": m0011
+}
+
+/** The names of every migration, in order (a prepared data directory records which it ran). */
+export const MIGRATION_NAMES = Object.keys(MIGRATIONS)
+
 export const migrate = run({
-  loader: Migrator.fromRecord({
-    "0001_foundation": m0001,
-    "0002_memories": m0002,
-    "0003_space_settings": m0003,
-    "0004_consolidation": m0004,
-    "0005_memory_models": m0005,
-    "0006_webhooks": m0006,
-    "0007_documents_graph": m0007,
-    "0008_metering": m0008,
-    "0009_billing": m0009,
-    "0010_injections": m0010,
-    "0011_ledger_debit": m0011
-  }),
+  loader: Migrator.fromRecord(MIGRATIONS),
   table: "engram_migrations"
 }).pipe(Effect.withSpan("Migrations.migrate"))
 

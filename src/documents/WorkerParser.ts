@@ -13,7 +13,8 @@
  */
 import { Effect, Schema } from "effect"
 import { Worker } from "node:worker_threads"
-import { ParseError, type ParsedDocument, type ParseOptions } from "./Parsers.ts"
+// Shared, not Parsers.ts: the main thread must not load the format libraries (the worker does).
+import { ParseError, type ParsedDocument, type ParseOptions } from "./parsers/Shared.ts"
 import { type ParseRequest, WorkerMessage } from "./ParseProtocol.ts"
 
 /** How long an idle worker is kept for the next upload. */
