@@ -1,0 +1,19 @@
+// The newest modification time among the sources dist/ is built from: dist/
+// is used only while it was built after every one of them.
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+
+const DIRECTORIES = ["src", "layers", "services"]
+
+export const newestSource = (root) => {
+  let newest = statSync(join(root, "package.json")).mtimeMs
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (/\.(ts|mjs|js|json)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs)
+    }
+  }
+  for (const directory of DIRECTORIES) walk(join(root, directory))
+  return newest
+}
