@@ -4,7 +4,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Data, Effect, Layer, Redacted, Schema } from "effect"
-import { loadGlove } from "./Glove.ts"
+import { openGlove } from "./Glove.ts"
 
 export class EmbedderError extends Data.TaggedError("EmbedderError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -28,21 +28,28 @@ export const normalize = (vector: Float32Array) => {
   return vector
 }
 
-/** The offline default: SIF-weighted GloVe word vectors (100-d), compacted once into `cacheDir`. */
+/**
+ * The offline default: SIF-weighted GloVe word vectors (100-d), compacted once
+ * (by `npm install`, or into `cacheDir`). The file is checked at start and
+ * read on first use.
+ */
 export const layerLocal = (options: { readonly cacheDir: string }) =>
   Layer.effect(
     Embedder,
-    Effect.tryPromise({
-      try: () => loadGlove(options.cacheDir),
+    Effect.try({
+      try: () => openGlove(options.cacheDir),
       catch: (cause) => new EmbedderError({ message: `cannot load the offline word vectors: ${String(cause)}`, cause })
     }).pipe(
       Effect.map((glove): EmbedderShape => ({
         id: glove.id,
         dimensions: glove.dimensions,
-        embed: (texts) => Effect.sync(() => texts.map((text) => glove.embed(text))),
-        wordVectors: glove.wordVector
+        embed: (texts) => Effect.sync(() => {
+          const loaded = glove.load()
+          return texts.map((text) => loaded.embed(text))
+        }),
+        wordVectors: (word) => glove.load().wordVector(word)
       })),
-      Effect.withSpan("Embedder.loadLocal")
+      Effect.withSpan("Embedder.openLocal")
     )
   )
 

@@ -5,7 +5,7 @@
  * A text's vector is the SIF-weighted average of its words (rarer words weigh more).
  */
 import { createRequire } from "node:module"
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { installedGlove } from "../InstallCache.ts"
 import { normalize } from "./Embedder.ts"
@@ -52,14 +52,53 @@ export const compact = (target: string) => {
   renameSync(temp, target) // atomic: a racing process sees the old state or the whole file
 }
 
-export const loadGlove = async (cacheDir: string): Promise<Glove> => {
+/** The compacted file for `cacheDir`: its own, else the one `npm install` made, else made now (once per models directory). */
+const compactedFile = (cacheDir: string) => {
   mkdirSync(cacheDir, { recursive: true })
   const own = join(cacheDir, FILE)
-  // Compacted by `npm install` (scripts/prepare.ts) when it could; otherwise here, once per models directory.
   const file = existsSync(own) ? own : installedGlove() ?? own
   if (!existsSync(file)) compact(file)
+  return file
+}
+
+/** The file's header, checked against its size: a damaged file stops start-up instead of the first request. */
+const readHeader = (file: string) => {
+  const header = Buffer.alloc(16)
+  const fd = openSync(file, "r")
+  try {
+    readSync(fd, header, 0, 16, 0)
+  } finally {
+    closeSync(fd)
+  }
+  const dims = header.readUInt32LE(4)
+  const count = header.readUInt32LE(8)
+  const vocabularyLength = header.readUInt32LE(12)
+  const expected = 16 + vocabularyLength + ((4 - (vocabularyLength % 4)) % 4) + count * dims * 4
+  if (header.readUInt32LE(0) !== MAGIC || statSync(file).size !== expected) {
+    throw new Error(`${file} is not a compacted word-vector file (delete it to have it made again)`)
+  }
+  return { dims, count, vocabularyLength }
+}
+
+export const GLOVE_ID = "glove-sg-100d-sif@1"
+
+/**
+ * The word vectors without loading them: the file is found or made and its
+ * header checked now; its 80 MB are read on the first `load()` (the first
+ * write or recall), so a restarted node answers /health sooner and holds
+ * less while idle.
+ */
+export const openGlove = (cacheDir: string) => {
+  const file = compactedFile(cacheDir)
+  const { dims } = readHeader(file)
+  let loaded: Glove | undefined
+  return { id: GLOVE_ID, dimensions: dims, load: (): Glove => (loaded ??= readGlove(file)) }
+}
+
+export const loadGlove = async (cacheDir: string): Promise<Glove> => openGlove(cacheDir).load()
+
+const readGlove = (file: string): Glove => {
   const bytes = readFileSync(file)
-  if (bytes.readUInt32LE(0) !== MAGIC) throw new Error(`${file} is not a compacted word-vector file`)
   const dims = bytes.readUInt32LE(4)
   const count = bytes.readUInt32LE(8)
   const vocabularyLength = bytes.readUInt32LE(12)
@@ -77,7 +116,7 @@ export const loadGlove = async (cacheDir: string): Promise<Glove> => {
   const unitVectors = new Map<number, Float32Array>()
 
   return {
-    id: `glove-sg-100d-sif@1`,
+    id: GLOVE_ID,
     dimensions: dims,
     embed: (text) => {
       const vector = new Float32Array(dims)
