@@ -60,10 +60,14 @@ const lost = (from: Worker, why: string) => {
   worker = undefined
   const [first] = pending.keys()
   if (first !== undefined) settle(first, Effect.die(new Error(`the parsing worker stopped: ${why}`)))
-  if (pending.size > 0) {
-    const again = start()
-    for (const entry of pending.values()) again.postMessage(entry.request)
-  }
+  resendPending()
+}
+
+/** The requests still waiting, to a fresh worker (the one that had them stopped). */
+const resendPending = () => {
+  if (pending.size === 0) return
+  const again = start()
+  for (const entry of pending.values()) again.postMessage(entry.request)
 }
 
 const start = () => {
@@ -119,13 +123,8 @@ export const parseInWorker = (
       pending.delete(id)
       // Stopping the parse under way means stopping its worker; the others move to a fresh one.
       if (first === id && worker !== undefined) {
-        const stopped = worker
-        worker = undefined
-        void stopped.terminate()
-        if (pending.size > 0) {
-          const again = start()
-          for (const entry of pending.values()) again.postMessage(entry.request)
-        }
+        stopWorker()
+        resendPending()
       }
     })
   }).pipe(Effect.withSpan("Parsers.parseInWorker", { attributes: { filename, bytes: bytes.length } }))
