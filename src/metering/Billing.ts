@@ -24,6 +24,7 @@ import {
 } from "../domain/Errors.ts"
 import { applySubscription, same } from "./BillingStates.ts"
 import { monthStart } from "./Periods.ts"
+import { Metering } from "./Metering.ts"
 import { type PlanEntry, Plans } from "./Plans.ts"
 import { RATES } from "./Rates.ts"
 
@@ -58,11 +59,12 @@ const SUBSCRIPTION_EVENTS = new Set([
 ])
 
 export class Billing extends Effect.Service<Billing>()("engram/metering/Billing", {
-  dependencies: [LedgerRepo.Default, BillingRepo.Default, Plans.Default],
+  dependencies: [LedgerRepo.Default, BillingRepo.Default, Plans.Default, Metering.Default],
   effect: Effect.gen(function*() {
     const ledger = yield* LedgerRepo
     const repo = yield* BillingRepo
     const plans = yield* Plans
+    const metering = yield* Metering
     const processor = yield* PaymentProcessor
     const config = yield* AppConfig
 
@@ -83,10 +85,8 @@ export class Billing extends Effect.Service<Billing>()("engram/metering/Billing"
     /** The spec's billing status; counts over the calendar month to date. */
     const status = (orgId: string) =>
       Effect.gen(function*() {
-        const now = yield* nowDate
-        const row = yield* ledger.current(orgId, now, plans.defaultPlan.plan_id)
-        const plan = plans.of(row.plan_id)
-        const limit = plan.credits + row.bonus_credits
+        // The plan, period and balance exactly as metering reads them for every request.
+        const { limit, now, plan, remaining, row } = yield* metering.account(orgId)
         const totals = yield* ledger.totals(orgId, monthStart(now), new Date(now.getTime() + 1))
         const count = (op: string) => totals.find((t) => t.op_type === op)?.quantity ?? 0
         const lineItems = totals.map((t) => {
@@ -106,7 +106,7 @@ export class Billing extends Effect.Service<Billing>()("engram/metering/Billing"
           price_per_month_usd: plan.price_per_month_usd,
           credits_limit: limit,
           credits_used: row.credits_used,
-          credits_remaining: Math.max(0, limit - row.credits_used),
+          credits_remaining: remaining,
           credits_reset_at: row.credits_reset_at.toISOString(),
           rate_limit_per_min: plan.rate_limit_per_min,
           has_subscription: row.subscription_id !== null,
