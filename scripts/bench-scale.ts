@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--json]`: retrieve latency
+ * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--turn-chars C] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
  * synthetic memories on the embedded default: while consolidation works
  * through them (from its first run until none is pending), then settled;
@@ -7,6 +7,9 @@
  * `--names K` writes memories that name two of K distinct invented people
  * and a place each (a graph of thousands of entities and edges) instead of
  * the default sentences, whose few first names mostly open the sentence.
+ * `--turn-chars C` writes chat turns of about C characters each (several
+ * sentences, as an assistant writes them) instead of one sentence per item;
+ * a space of about 500 such turns is what long-turn chats produce.
  */
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
@@ -37,6 +40,30 @@ const sentence = () =>
     ? `Yesterday ${pick(NAMES)} met ${person(nextIndex())} and ` +
       `${person(nextIndex())} ${pick(PLACES)} to talk about ${pick(THINGS)}.`
     : `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
+const turnChars = Number(arg("--turn-chars", "0"))
+const OPENERS = ["Sure, here is what I found.", "Good question.", "Let me walk through it.", "Here is a summary of what we discussed.",
+  "Thanks for the details.", "That makes sense."]
+const DETAILS = ["The weather there is usually mild in spring, so the mornings are the best time to go.",
+  "It took about three hours, including a long break for lunch at a small cafe.",
+  "The budget came to roughly four hundred dollars, most of it for tickets and the room.",
+  "A friend recommended it last month, and the reviews were mostly positive.",
+  "The first attempt did not go well, but the second one worked out much better.",
+  "If you want, I can put together a checklist for next time.",
+  "Keep in mind that the opening hours change on public holidays.",
+  "Most people find the second half more interesting than the first.",
+  "You mentioned earlier that you prefer quiet places, so this might suit you.",
+  "The instructor said practice every other day matters more than long sessions."]
+/** An assistant-style turn of about `turnChars` characters: an opener, facts about people, and filler detail. */
+const turn = () => {
+  const parts = [pick(OPENERS)]
+  let length = parts[0]!.length
+  while (length < turnChars) {
+    const next = pick([0, 1, 2]) === 0 ? pick(DETAILS) : `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
+    parts.push(next)
+    length += next.length + 1
+  }
+  return parts.join(" ")
+}
 function nextIndex() {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff
   return seed % names
@@ -47,7 +74,7 @@ try {
   const started = performance.now()
   let jobs: Array<string> = []
   for (let i = 0; i < total; i += 100) {
-    const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: sentence() }))
+    const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: turnChars > 0 ? turn() : sentence() }))
     jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
     if (jobs.length >= 20) {
       await waitForAll(jobs)
@@ -101,6 +128,7 @@ try {
   const summary = {
     memories: total,
     names,
+    turn_chars: turnChars,
     retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
     retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
     consolidating_queries: during.length,
@@ -116,11 +144,11 @@ try {
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
     build_seconds: Math.round(ingestSeconds)
   }
-  console.log(`${total} memories: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
+  console.log(`${total} ${turnChars > 0 ? `turns of about ${turnChars} characters` : "memories"}: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
-    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} memories/s (built in ${summary.build_seconds} s)`)
+    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s (built in ${summary.build_seconds} s)`)
   if (asJson) console.log(JSON.stringify(summary))
 } finally {
   await server.stop()
