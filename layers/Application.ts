@@ -21,6 +21,7 @@ import { ConsolidationStatusService } from "../src/space/ConsolidationStatus.ts"
 import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
+import { Projects } from "../src/spaces/Projects.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
 import { Feedback } from "../src/metering/Feedback.ts"
@@ -60,6 +61,7 @@ export const Services = Layer.mergeAll(
   ApiKeys.Default,
   Authenticator.Default,
   Spaces.Default,
+  Projects.Default,
   MemoryService.Default,
   Receipts.Default,
   ChatSettingsService.Default,

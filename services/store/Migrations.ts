@@ -12,6 +12,7 @@ import m0008 from "./migrations/0008_metering.ts"
 import m0009 from "./migrations/0009_billing.ts"
 import m0010 from "./migrations/0010_injections.ts"
 import m0011 from "./migrations/0011_ledger_debit.ts"
+import m0012 from "./migrations/0012_control_plane.ts"
 
 const run = Migrator.make({})
 
@@ -27,7 +28,8 @@ const MIGRATIONS = {
   "0008_metering": m0008,
   "0009_billing": m0009,
   "0010_injections": m0010,
-  "0011_ledger_debit": m0011
+  "0011_ledger_debit": m0011,
+  "0012_control_plane": m0012
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

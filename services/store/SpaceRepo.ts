@@ -1,21 +1,30 @@
 /** Spaces, keyed by (organization, space_id): the same space_id in two organizations is two spaces. */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
-import { Conflict } from "../../src/domain/Errors.ts"
+import { Conflict, NotFound } from "../../src/domain/Errors.ts"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { type Space, SpaceType } from "../../src/domain/Spaces.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
+import { isForeignKeyViolation, isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
 const SpaceRow = Schema.Struct({
   space_id: Schema.String,
   name: Schema.String,
   space_type: SpaceType,
   description: Schema.String,
+  project_id: Schema.NullOr(Schema.String),
   created_at: Timestamptz
 })
 
-const toSpace = (row: typeof SpaceRow.Type): Space => ({ ...row, created_at: row.created_at.toISOString() })
+const toSpace = (row: typeof SpaceRow.Type): Space => ({
+  space_id: row.space_id,
+  name: row.name,
+  space_type: row.space_type,
+  description: row.description,
+  project_id: row.project_id,
+  created_at: row.created_at.toISOString()
+})
 
 const decodeSpaces = decodeRows(SpaceRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
@@ -23,14 +32,27 @@ const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const COLUMNS = sql.literal("space_id, name, space_type, description, project_id, created_at")
     return {
-      create: (orgId: string, space: { spaceId: string; name: string; spaceType: SpaceType; description: string; now: Date }) =>
-        sql`INSERT INTO spaces (org_id, space_id, name, space_type, description, created_at)
-          VALUES (${orgId}, ${space.spaceId}, ${space.name}, ${space.spaceType}, ${space.description}, ${space.now})
-          RETURNING space_id, name, space_type, description, created_at`.pipe(
+      create: (orgId: string, space: {
+        spaceId: string
+        name: string
+        spaceType: SpaceType
+        description: string
+        projectId?: string | undefined
+        now: Date
+      }) =>
+        sql`INSERT INTO spaces (org_id, space_id, name, space_type, description, project_id, created_at)
+          VALUES (${orgId}, ${space.spaceId}, ${space.name}, ${space.spaceType}, ${space.description}, ${space.projectId ?? null}, ${space.now})
+          RETURNING ${COLUMNS}`.pipe(
           Effect.flatMap(decodeSpaces),
           Effect.map((rows) => toSpace(rows[0]!)),
-          Effect.catchIf(isUniqueViolation, () => new Conflict({ message: `space ${space.spaceId} already exists` })),
+          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | NotFound | SqlError> =>
+            isUniqueViolation(error)
+              ? Effect.fail(new Conflict({ message: `space ${space.spaceId} already exists` }))
+              : isForeignKeyViolation(error)
+              ? Effect.fail(new NotFound({ message: `project ${space.projectId} not found` }))
+              : Effect.fail(error)),
           storeFailure,
           Effect.withSpan("SpaceRepo.create")
         ),
@@ -42,12 +64,14 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
           storeFailure
         ),
 
-      list: (orgId: string, page: { limit: number; offset: number; spaceType?: SpaceType | undefined }) => {
-        const where = page.spaceType === undefined
-          ? sql`org_id = ${orgId}`
-          : sql`org_id = ${orgId} AND space_type = ${page.spaceType}`
+      list: (orgId: string, page: { limit: number; offset: number; spaceType?: SpaceType | undefined; projectId?: string | undefined }) => {
+        const where = sql.and([
+          sql`org_id = ${orgId}`,
+          ...(page.spaceType === undefined ? [] : [sql`space_type = ${page.spaceType}`]),
+          ...(page.projectId === undefined ? [] : [sql`project_id = ${page.projectId}`])
+        ])
         return Effect.all({
-          items: sql`SELECT space_id, name, space_type, description, created_at FROM spaces
+          items: sql`SELECT ${COLUMNS} FROM spaces
             WHERE ${where} ORDER BY created_at, space_id LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(decodeSpaces)),
           total: sql`SELECT count(*) AS n FROM spaces WHERE ${where}`.pipe(Effect.flatMap(decodeCount))
         }, { concurrency: 1 }).pipe(
@@ -57,7 +81,7 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
       },
 
       find: (orgId: string, spaceId: string) =>
-        sql`SELECT space_id, name, space_type, description, created_at FROM spaces
+        sql`SELECT ${COLUMNS} FROM spaces
           WHERE org_id = ${orgId} AND space_id = ${spaceId}`.pipe(
           Effect.flatMap(decodeSpaces),
           Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map(toSpace))),

@@ -24,6 +24,8 @@ export const isUnreachable = (error: SqlError) => {
 
 export const isUniqueViolation = (error: SqlError) => pgCode(error) === "23505"
 
+export const isForeignKeyViolation = (error: SqlError) => pgCode(error) === "23503"
+
 export const storeFailure = <A, E, R>(
   self: Effect.Effect<A, E | SqlError, R>
 ): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>

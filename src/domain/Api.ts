@@ -15,6 +15,7 @@ import { ProfilesApi } from "./Profiles.ts"
 import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
+import { ProjectsApi } from "./Projects.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./Webhooks.ts"
 import { DocumentsApi } from "./Documents.ts"
@@ -26,6 +27,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(OrgsApi)
   .add(ApiKeysApi)
   .add(SpacesApi)
+  .add(ProjectsApi)
   .add(MemoryApi)
   .add(ModelsApi)
   .add(ReasonApi)

@@ -28,6 +28,7 @@ export const Space = Schema.Struct({
   name: Schema.String,
   space_type: SpaceType,
   description: Schema.String,
+  project_id: Schema.NullOr(Schema.String),
   created_at: Schema.String
 })
 export type Space = typeof Space.Type
@@ -38,6 +39,8 @@ export const CreateSpaceRequest = strict(Schema.Struct({
   space_id: Schema.optional(SpaceId),
   name: Schema.optional(Text(200)),
   space_type: Schema.optional(SpaceType),
-  description: Schema.optional(SafeString.pipe(Schema.maxLength(2000)))
+  description: Schema.optional(SafeString.pipe(Schema.maxLength(2000))),
+  /** A project of the caller's organization (404 `not_found` otherwise). */
+  project_id: Schema.optional(SafeString.pipe(Schema.minLength(1), Schema.maxLength(64)))
 }))
 export type CreateSpaceRequest = typeof CreateSpaceRequest.Type

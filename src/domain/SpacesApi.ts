@@ -11,7 +11,11 @@ const SpacePath = Schema.Struct({ space_id: PathSegment })
 export class SpacesApi extends HttpApiGroup.make("spaces")
   .add(
     HttpApiEndpoint.get("list", "/v1/spaces")
-      .setUrlParams(Schema.Struct({ ...Page(100, 1000).fields, space_type: Schema.optional(SpaceType) }))
+      .setUrlParams(Schema.Struct({
+        ...Page(100, 1000).fields,
+        space_type: Schema.optional(SpaceType),
+        project_id: Schema.optional(PathSegment)
+      }))
       .addSuccess(SpaceList)
   )
   .add(

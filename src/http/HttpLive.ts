@@ -22,6 +22,7 @@ import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { ProfileHandlers } from "./ProfileHandlers.ts"
 import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
+import { ProjectHandlers } from "./ProjectHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
 import { BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
@@ -33,6 +34,7 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
   Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
   Layer.provide([UsageHandlers, FeedbackHandlers, BillingHandlers]),
+  Layer.provide([ProjectHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

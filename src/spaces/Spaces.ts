@@ -63,6 +63,7 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
         name: request.name?.trim() ?? spaceId,
         spaceType: request.space_type ?? "general",
         description: request.description ?? "",
+        projectId: request.project_id,
         now: new Date(yield* Clock.currentTimeMillis)
       })
     })
@@ -103,9 +104,17 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       ensure,
       create,
       delete: remove,
-      list: (principal: PrincipalShape, query: { limit: number; offset: number; space_type?: SpaceType | undefined }) =>
+      list: (
+        principal: PrincipalShape,
+        query: { limit: number; offset: number; space_type?: SpaceType | undefined; project_id?: string | undefined }
+      ) =>
         Effect.map(
-          repo.list(principal.orgId, { limit: query.limit, offset: query.offset, spaceType: query.space_type }),
+          repo.list(principal.orgId, {
+            limit: query.limit,
+            offset: query.offset,
+            spaceType: query.space_type,
+            projectId: query.project_id
+          }),
           (result) => ({ ...result, limit: query.limit, offset: query.offset })
         )
     }
