@@ -22,6 +22,8 @@ import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Projects } from "../src/spaces/Projects.ts"
+import { Rules } from "../src/security/Rules.ts"
+import { RuleRepo } from "../services/store/RuleRepo.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
 import { Feedback } from "../src/metering/Feedback.ts"
@@ -47,6 +49,7 @@ export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
     ConsolidationRepo.Default,
     ModelRepo.Default,
     WebhookRepo.Default,
+    RuleRepo.Default,
     DocumentRepo.Default,
     LedgerRepo.Default,
     ReasonSettings.Default,
@@ -62,6 +65,7 @@ export const Services = Layer.mergeAll(
   Authenticator.Default,
   Spaces.Default,
   Projects.Default,
+  Rules.Default,
   MemoryService.Default,
   Receipts.Default,
   ChatSettingsService.Default,

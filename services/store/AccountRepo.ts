@@ -23,6 +23,13 @@ const decodeUserIds = decodeRows(Schema.Struct({ user_id: Schema.String }))
 const decodeEmails = decodeRows(Schema.Struct({ email: Schema.String }))
 const decodeRoles = decodeRows(Schema.Struct({ role: Role }))
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
+const decodeUserOrganizations = decodeRows(Schema.Struct({
+  org_id: Schema.String,
+  name: Schema.String,
+  role: Role,
+  created_at: Timestamptz,
+  joined_at: Timestamptz
+}))
 
 export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/AccountRepo", {
   effect: Effect.gen(function*() {
@@ -80,6 +87,15 @@ export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/Acc
             Effect.map((rows) => Option.fromNullable(rows[0])),
             storeFailure
           ),
+
+      /** Every organization the user belongs to, oldest membership first (the one login picks). */
+      organizationsOf: (userId: string) =>
+        sql`SELECT m.org_id, o.name, m.role, o.created_at, m.created_at AS joined_at
+          FROM memberships m JOIN organizations o ON o.id = m.org_id
+          WHERE m.user_id = ${userId} ORDER BY m.created_at, m.org_id`.pipe(
+          Effect.flatMap(decodeUserOrganizations),
+          storeFailure
+        ),
 
       organization: (orgId: string) =>
         sql`SELECT id, name, created_at FROM organizations WHERE id = ${orgId}`

@@ -193,7 +193,14 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
     return {
       get,
 
-      create: (space: SpaceRef, jobId: string, writes: ReadonlyArray<WriteItem>, now: Date) =>
+      /** A job of writes; the positions in `refused` are failed from the start with their reason (a space's rule blocked them). */
+      create: (
+        space: SpaceRef,
+        jobId: string,
+        writes: ReadonlyArray<WriteItem>,
+        now: Date,
+        refused: ReadonlyMap<number, string> = new Map()
+      ) =>
         Effect.gen(function*() {
           yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, created_at, updated_at)
             VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, ${now}, ${now})`
@@ -201,8 +208,9 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
             sql.insert(writes.map((write, position) => ({
               job_id: jobId,
               position,
-              status: "queued",
-              request: JSON.stringify(Schema.encodeSync(WriteItem)(write))
+              status: refused.has(position) ? "failed" : "queued",
+              request: JSON.stringify(Schema.encodeSync(WriteItem)(write)),
+              error: refused.get(position) ?? null
             })))
           }`
         }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("JobRepo.create")),

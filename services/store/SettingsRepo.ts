@@ -1,16 +1,17 @@
 /**
- * Per-space settings documents (profile, chat, reason), stored as JSON and
+ * Per-space settings documents (profile, chat, reason, extraction), stored as JSON and
  * decoded by their service. A deleted space takes its settings with it.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { decodeRows } from "./Columns.ts"
+import { decodeRows, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** The stored document stays unknown here: each service decodes its own kind with its schema. */
 const decodeValues = decodeRows(Schema.Struct({ value: Schema.Unknown }))
+const decodeStamped = decodeRows(Schema.Struct({ value: Schema.Unknown, updated_at: Timestamptz }))
 
-export type SettingsKind = "profile" | "chat" | "reason"
+export type SettingsKind = "profile" | "chat" | "reason" | "extraction"
 
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("engram/store/SettingsRepo", {
   effect: Effect.gen(function*() {
@@ -21,6 +22,15 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("engram/store/S
           WHERE org_id = ${orgId} AND space_id = ${spaceId} AND kind = ${kind}`.pipe(
           Effect.flatMap(decodeValues),
           Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((row) => row.value))),
+          storeFailure
+        ),
+
+      /** The stored document with when it was last put. */
+      getStamped: (orgId: string, spaceId: string, kind: SettingsKind) =>
+        sql`SELECT value, updated_at FROM space_settings
+          WHERE org_id = ${orgId} AND space_id = ${spaceId} AND kind = ${kind}`.pipe(
+          Effect.flatMap(decodeStamped),
+          Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((row) => ({ value: row.value, updatedAt: row.updated_at })))),
           storeFailure
         ),
 

@@ -5,6 +5,7 @@ import { Effect, Option, Schema } from "effect"
 import { Conflict, NotFound } from "../../src/domain/Errors.ts"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { type Space, SpaceType } from "../../src/domain/Spaces.ts"
+import { randomBase62 } from "../secrets/Tokens.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { isForeignKeyViolation, isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
@@ -42,9 +43,17 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
         projectId?: string | undefined
         now: Date
       }) =>
-        sql`INSERT INTO spaces (org_id, space_id, name, space_type, description, project_id, created_at)
-          VALUES (${orgId}, ${space.spaceId}, ${space.name}, ${space.spaceType}, ${space.description}, ${space.projectId ?? null}, ${space.now})
-          RETURNING ${COLUMNS}`.pipe(
+        // A new space starts with one rule: API keys are redacted (its owner may remove it).
+        sql`WITH created AS (
+            INSERT INTO spaces (org_id, space_id, name, space_type, description, project_id, created_at)
+            VALUES (${orgId}, ${space.spaceId}, ${space.name}, ${space.spaceType}, ${space.description}, ${space.projectId ?? null}, ${space.now})
+            RETURNING ${COLUMNS}
+          ), rule AS (
+            INSERT INTO space_rules (org_id, space_id, rule_id, name, detector, pattern, action, enabled, created_at)
+            SELECT ${orgId}, space_id, ${`rul_${randomBase62(16)}`}, 'Redact API keys', 'api_key', NULL, 'redact', true, created_at
+            FROM created
+          )
+          SELECT ${COLUMNS} FROM created`.pipe(
           Effect.flatMap(decodeSpaces),
           Effect.map((rows) => toSpace(rows[0]!)),
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | NotFound | SqlError> =>

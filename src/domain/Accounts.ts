@@ -52,3 +52,17 @@ export const AddMemberRequest = strict(Schema.Struct({
   email: Email,
   role: Schema.optionalWith(Role, { default: () => "member" as const })
 }))
+
+/** One organization the signed-in user belongs to; `current` marks the one the session acts in. */
+export const OrgMembership = Schema.Struct({
+  org_id: Schema.String,
+  name: Schema.String,
+  role: Role,
+  created_at: Schema.String,
+  joined_at: Schema.String,
+  current: Schema.Boolean
+})
+
+export const OrgMembershipList = Schema.Struct({ items: Schema.Array(OrgMembership), total: Schema.Number })
+
+export const SwitchRequest = strict(Schema.Struct({ org_id: SafeString.pipe(Schema.minLength(1), Schema.maxLength(256)) }))

@@ -1,11 +1,13 @@
 /** The whole HTTP contract, shared by the server, the OpenAPI document and typed clients. */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
-import { AuthApi, LogoutApi } from "./AuthApi.ts"
+import { AuthApi, LogoutApi, SwitchApi } from "./AuthApi.ts"
+import { InvitationsApi, OrgInvitationsApi } from "./InvitationsApi.ts"
 import { InternalError, ServiceUnavailable } from "./Errors.ts"
 import { MemoryApi } from "./MemoryApi.ts"
 import { ModelsApi } from "./Models.ts"
 import { ChatSettingsApi } from "./ChatSettings.ts"
+import { ExtractionSettingsApi } from "./ExtractionSettings.ts"
 import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { MemoryModelsApi } from "./MemoryModels.ts"
 import { OrgsApi } from "./OrgsApi.ts"
@@ -16,6 +18,7 @@ import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { ProjectsApi } from "./Projects.ts"
+import { RulesApi } from "./Rules.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./Webhooks.ts"
 import { DocumentsApi } from "./Documents.ts"
@@ -24,15 +27,20 @@ export class EngramApi extends HttpApi.make("engram")
   .add(SystemApi)
   .add(AuthApi)
   .add(LogoutApi)
+  .add(SwitchApi)
   .add(OrgsApi)
+  .add(OrgInvitationsApi)
+  .add(InvitationsApi)
   .add(ApiKeysApi)
   .add(SpacesApi)
   .add(ProjectsApi)
+  .add(RulesApi)
   .add(MemoryApi)
   .add(ModelsApi)
   .add(ReasonApi)
   .add(ProfilesApi)
   .add(ChatSettingsApi)
+  .add(ExtractionSettingsApi)
   .add(ConsolidationApi)
   .add(MemoryModelsApi)
   .add(WebhooksApi)

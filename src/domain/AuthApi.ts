@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
-import { LoginRequest, SessionResponse, SignupRequest } from "./Accounts.ts"
-import { Conflict, SessionRequired, Unauthorized } from "./Errors.ts"
+import { LoginRequest, SessionResponse, SignupRequest, SwitchRequest } from "./Accounts.ts"
+import { Conflict, NotFound, SessionRequired, Unauthorized } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 
 export class AuthApi extends HttpApiGroup.make("auth")
@@ -20,5 +20,21 @@ export class AuthApi extends HttpApiGroup.make("auth")
 
 export class LogoutApi extends HttpApiGroup.make("logout")
   .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent).addError(SessionRequired))
+  .middleware(Authentication)
+{}
+
+/**
+ * Moves the calling session to another organization of the same user: a new
+ * token acting there, expiring when the old one would have; the old one stops.
+ */
+export class SwitchApi extends HttpApiGroup.make("switch")
+  .add(
+    HttpApiEndpoint.post("switch", "/auth/switch")
+      .setPayload(SwitchRequest)
+      .addSuccess(SessionResponse)
+      .addError(NotFound)
+      .addError(SessionRequired)
+      .addError(Unauthorized)
+  )
   .middleware(Authentication)
 {}

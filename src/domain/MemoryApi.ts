@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NoFields, NotFound, RateLimited, SpaceLimitReached } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound, RateLimited, SpaceLimitReached, ValidationError } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -34,9 +34,12 @@ export class MemoryApi extends HttpApiGroup.make("memories")
       .setPayload(RecordRequest)
       .addSuccess(RecordResponse)
       .addSuccess(Queued, { status: 202 })
+      .addError(ValidationError)
   )
   .add(HttpApiEndpoint.post("batch", "/v1/record/batch").setPayload(BatchRequest).addSuccess(Queued, { status: 202 }))
-  .add(HttpApiEndpoint.post("legacyAdd", "/v1/memories").setPayload(LegacyAddRequest).addSuccess(LegacyAddResponse))
+  .add(
+    HttpApiEndpoint.post("legacyAdd", "/v1/memories").setPayload(LegacyAddRequest).addSuccess(LegacyAddResponse).addError(ValidationError)
+  )
   .add(HttpApiEndpoint.get("job", "/v1/spaces/:space_id/jobs/:job_id").setPath(JobPath).addSuccess(Job))
   .add(HttpApiEndpoint.del("cancelJob", "/v1/spaces/:space_id/jobs/:job_id").setPath(JobPath).addSuccess(Job))
   .add(

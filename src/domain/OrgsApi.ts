@@ -1,11 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { AddMemberRequest, Member, MemberList, Organization } from "./Accounts.ts"
+import { AddMemberRequest, Member, MemberList, Organization, OrgMembershipList } from "./Accounts.ts"
 import { Conflict, InsufficientRole, NotFound, SessionRequired } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
 
 export class OrgsApi extends HttpApiGroup.make("orgs")
+  .add(HttpApiEndpoint.get("list", "/v1/orgs").addSuccess(OrgMembershipList))
   .add(HttpApiEndpoint.get("me", "/v1/orgs/me").addSuccess(Organization))
   .add(HttpApiEndpoint.get("listMembers", "/v1/orgs/me/members").addSuccess(MemberList))
   .add(

@@ -15,3 +15,8 @@ export const AuthHandlers = HttpApiBuilder.group(EngramApi, "auth", (handlers) =
 export const LogoutHandlers = HttpApiBuilder.group(EngramApi, "logout", (handlers) =>
   Effect.map(Accounts, (accounts) =>
     handlers.handle("logout", () => Effect.flatMap(requireSession, accounts.logout))))
+
+export const SwitchHandlers = HttpApiBuilder.group(EngramApi, "switch", (handlers) =>
+  Effect.map(Accounts, (accounts) =>
+    handlers.handle("switch", ({ payload }) =>
+      Effect.flatMap(requireSession, (principal) => accounts.switchOrganization(principal, payload.org_id)))))

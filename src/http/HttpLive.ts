@@ -4,13 +4,15 @@ import { Layer } from "effect"
 import { EngramApi } from "../domain/Api.ts"
 import { ApiKeyHandlers } from "./ApiKeyHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
-import { AuthHandlers, LogoutHandlers } from "./AuthHandlers.ts"
+import { AuthHandlers, LogoutHandlers, SwitchHandlers } from "./AuthHandlers.ts"
+import { InvitationHandlers } from "./InvitationHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
 import { readsFirst } from "./ReadsFirst.ts"
 import { McpRoute } from "./McpRoute.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
 import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
+import { ExtractionSettingsHandlers } from "./ExtractionSettingsHandlers.ts"
 import { ConsolidationHandlers } from "./ConsolidationHandlers.ts"
 import { MemoryModelHandlers } from "./MemoryModelHandlers.ts"
 import { WebhookHandlers } from "./WebhookHandlers.ts"
@@ -23,6 +25,7 @@ import { ProfileHandlers } from "./ProfileHandlers.ts"
 import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { ProjectHandlers } from "./ProjectHandlers.ts"
+import { RuleHandlers } from "./RuleHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
 import { BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
@@ -34,7 +37,9 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
   Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
   Layer.provide([UsageHandlers, FeedbackHandlers, BillingHandlers]),
-  Layer.provide([ProjectHandlers]),
+  Layer.provide([SwitchHandlers, InvitationHandlers]),
+  Layer.provide([ProjectHandlers, RuleHandlers]),
+  Layer.provide([ExtractionSettingsHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -7,6 +7,11 @@ import { Accounts } from "../identity/Accounts.ts"
 export const OrgHandlers = HttpApiBuilder.group(EngramApi, "orgs", (handlers) =>
   Effect.map(Accounts, (accounts) =>
     handlers
+      .handle("list", () =>
+        requireSession.pipe(
+          Effect.flatMap(accounts.organizations),
+          Effect.map((items) => ({ items, total: items.length }))
+        ))
       .handle("me", () => Effect.flatMap(requireSession, accounts.organization))
       .handle("listMembers", () =>
         requireSession.pipe(

@@ -1,7 +1,7 @@
 /** Sign-up, sign-in, sign-out and organization membership. */
 import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Conflict, InsufficientRole, NotFound, Unauthorized } from "../domain/Errors.ts"
+import { Conflict, InsufficientRole, NotFound, SessionRequired, Unauthorized } from "../domain/Errors.ts"
 import type { PrincipalShape, Role } from "../domain/Principal.ts"
 import { AccountRepo } from "../../services/store/AccountRepo.ts"
 import { SessionRepo } from "../../services/store/SessionRepo.ts"
@@ -93,6 +93,53 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
       }
     })
 
+    /** The organizations the signed-in user belongs to, marking the one this session acts in. */
+    const organizations = Effect.fn("Accounts.organizations")(function*(principal: PrincipalShape) {
+      const rows = yield* accounts.organizationsOf(principal.userId)
+      return rows.map((row) => ({
+        org_id: row.org_id,
+        name: row.name,
+        role: row.role,
+        created_at: row.created_at.toISOString(),
+        joined_at: row.joined_at.toISOString(),
+        current: row.org_id === principal.orgId
+      }))
+    })
+
+    /**
+     * Moves the calling session to another of the user's organizations: a new
+     * token acting there that keeps the old one's expiry (a switch never
+     * extends a sign-in); the old token stops working.
+     */
+    const switchOrganization = Effect.fn("Accounts.switchOrganization")(function*(principal: PrincipalShape, orgId: string) {
+      if (principal.credential._tag !== "Session") {
+        return yield* new SessionRequired({ message: "this endpoint needs a signed-in session token, not an API key" })
+      }
+      const membership = yield* accounts.membership(principal.userId, orgId)
+      if (Option.isNone(membership)) {
+        return yield* new NotFound({ message: "you are not a member of that organization" })
+      }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const token = issueSessionToken()
+      const replaced = yield* sessions.replace({
+        oldId: principal.credential.sessionId,
+        id: token.id,
+        hash: token.hash,
+        userId: principal.userId,
+        orgId: membership.value.org_id,
+        now
+      })
+      if (Option.isNone(replaced)) return yield* new Unauthorized({ message: "invalid or signed-out session" })
+      yield* Effect.annotateCurrentSpan({ org_id: membership.value.org_id, user_id: principal.userId })
+      return {
+        user_id: principal.userId,
+        org_id: membership.value.org_id,
+        role: membership.value.role,
+        session_token: token.raw,
+        expires_at: replaced.value.toISOString()
+      }
+    })
+
     const addMember = Effect.fn("Accounts.addMember")(function*(principal: PrincipalShape, email: string, role: Role) {
       if (role === "owner" && principal.role !== "owner") {
         return yield* new InsufficientRole({ message: "only an owner can add another owner" })
@@ -118,6 +165,8 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
       login,
       logout,
       organization,
+      organizations,
+      switchOrganization,
       members: (principal: PrincipalShape) => accounts.listMembers(principal.orgId),
       addMember,
       removeMember,

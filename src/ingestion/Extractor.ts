@@ -19,6 +19,10 @@ export interface ExtractionInput {
   readonly fromAgent?: boolean | undefined
   /** The write's scope ids (user, agent, session): never entities, even when the text names them. */
   readonly scopeIds?: ReadonlyArray<string> | undefined
+  /** The space's guidance (extraction settings): topics to keep for the local engine, instructions for a model. */
+  readonly guidance?: string | undefined
+  /** The space's own extraction instructions (mode `custom`), in place of a model's built-in ones. */
+  readonly customPrompt?: string | undefined
 }
 
 export interface ExtractedMemory {
@@ -33,6 +37,8 @@ export interface ExtractedMemory {
 
 export interface ExtractorShape {
   readonly id: string
+  /** A language model extracts: guidance and a custom prompt become part of its prompt. */
+  readonly prompted: boolean
   readonly extract: (input: ExtractionInput) => Effect.Effect<ReadonlyArray<ExtractedMemory>, ExtractionError>
 }
 
@@ -59,19 +65,65 @@ const chunks = (body: string) => {
   return out
 }
 
+const FIRST_PERSON = /\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b/
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Guidance read by the local engine as a list of topics: separated by commas,
+ * semicolons or new lines, each matched case-insensitively as a whole word or
+ * phrase (any run of spaces matching any run of whitespace); a topic ending in
+ * `*` matches any word starting with it (`allerg*`: allergy, allergic).
+ */
+export const guidanceTopics = (guidance: string): ReadonlyArray<RegExp> =>
+  guidance.split(/[,;\n]/).flatMap((raw) => {
+    const open = raw.trim().endsWith("*")
+    const words = raw.trim().replace(/\*$/, "").trim().split(/\s+/).filter((w) => w !== "")
+    if (words.length === 0) return []
+    const phrase = words.map(escapeRegExp).join("\\s+")
+    return [new RegExp(`(?<![\\p{L}\\p{N}])${phrase}${open ? "" : "(?![\\p{L}\\p{N}])"}`, "iu")]
+  })
+
+/** Whether a memory's text names one of the topics (no topics: everything is kept). */
+export const keptByGuidance = (topics: ReadonlyArray<RegExp>) => (memory: ExtractedMemory) =>
+  topics.length === 0 || topics.some((topic) => topic.test(memory.text))
+
+/**
+ * Mode `verbatim`: the content as exactly one memory, word for word (no
+ * splitting, no first-person rewriting, no informativeness filter). Its
+ * speaker, entities and the first relative date it mentions are still found.
+ * Content that is only whitespace gives nothing.
+ */
+export const extractVerbatim = (input: ExtractionInput): Array<ExtractedMemory> => {
+  if (input.content.trim() === "") return []
+  const { speaker: prefixed, body } = splitSpeaker(input.content)
+  const speaker = prefixed ?? input.speaker ?? null
+  const dated = resolveRelativeDates(body, input.eventTime)
+  return [{
+    text: input.content,
+    sourceText: input.content,
+    type: input.fromAgent === true && FIRST_PERSON.test(body) ? "experience" : "fact",
+    entities: extractEntities(input.content, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
+    occurredStart: dated.start,
+    occurredEnd: dated.end,
+    speaker
+  }]
+}
+
 /**
  * An assistant's turn ("Assistant: ...", as the proxy records it) keeps only
  * its informative sentences (see `informativeAnswer`) and is stored in the
  * assistant's own words behind its label, never rewritten in the third person:
  * "I have ..." would become "Assistant have ...", and conjugating every verb
  * for a new subject is guesswork. The label already says whose words they are.
+ * With guidance, only the memories naming one of its topics are kept.
  */
 export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => {
   const { speaker: prefixed, body: written } = splitSpeaker(input.content)
   const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
   const body = assistant ? informativeAnswer(written) : written
   const speaker = prefixed ?? input.speaker ?? null
-  const firstPerson = /\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b/.test(body)
+  const firstPerson = FIRST_PERSON.test(body)
   const memories: Array<ExtractedMemory> = []
   for (const piece of chunks(body)) {
     if (!isInformative(piece)) continue
@@ -88,11 +140,13 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
       speaker
     })
   }
-  return memories
+  const topics = input.guidance === undefined ? [] : guidanceTopics(input.guidance)
+  return memories.filter(keptByGuidance(topics))
 }
 
 export const layerLocal = Layer.succeed(Extractor, {
   id: "local-nlp@1",
+  prompted: false,
   extract: (input) =>
     Effect.try({
       try: () => extractLocal(input),

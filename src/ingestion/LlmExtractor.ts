@@ -61,17 +61,31 @@ const SCHEMA = `{"memories":[{"text":string,"type":"fact"|"experience",` +
 
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
+const ANSWER_FORMAT = `Answer with one JSON object and nothing else, of this shape: ${SCHEMA}`
+
+/** The built-in instructions; a space's custom prompt (mode `custom`) takes their place. */
+const INSTRUCTIONS = [
+  "You extract durable memories from one piece of content written to a long-term memory store.",
+  ANSWER_FORMAT,
+  "Rules:",
+  "- Each text is a self-contained fact in the third person: name the speaker instead of I/me/my, resolve pronouns, and write relative dates (\"yesterday\", \"last May\") as absolute dates, so it reads correctly on its own later.",
+  "- Keep every informative detail (names, numbers, dates, preferences, plans); put unrelated facts in separate memories.",
+  `- type is "experience" for what the writing agent itself did or went through, "fact" for everything else.`,
+  "- entities: the people, places, organizations and other named things the memory mentions.",
+  "- occurred_start and occurred_end: when what the memory describes happened, resolved against the event time below; null when the content does not say.",
+  "- Content with nothing worth remembering (greetings, thanks, small talk) gives {\"memories\":[]}."
+]
+
+/**
+ * The system prompt: the instructions (the built-in ones, or the space's
+ * custom prompt followed by the answer's JSON shape, which the service
+ * decodes whatever the prompt says), the space's guidance when it has some,
+ * and the write's event time, speaker and author.
+ */
 export const prompt = (input: ExtractionInput, speaker: string | null) =>
   [
-    "You extract durable memories from one piece of content written to a long-term memory store.",
-    `Answer with one JSON object and nothing else, of this shape: ${SCHEMA}`,
-    "Rules:",
-    "- Each text is a self-contained fact in the third person: name the speaker instead of I/me/my, resolve pronouns, and write relative dates (\"yesterday\", \"last May\") as absolute dates, so it reads correctly on its own later.",
-    "- Keep every informative detail (names, numbers, dates, preferences, plans); put unrelated facts in separate memories.",
-    `- type is "experience" for what the writing agent itself did or went through, "fact" for everything else.`,
-    "- entities: the people, places, organizations and other named things the memory mentions.",
-    "- occurred_start and occurred_end: when what the memory describes happened, resolved against the event time below; null when the content does not say.",
-    "- Content with nothing worth remembering (greetings, thanks, small talk) gives {\"memories\":[]}.",
+    ...(input.customPrompt === undefined ? INSTRUCTIONS : [input.customPrompt, ANSWER_FORMAT]),
+    ...(input.guidance === undefined ? [] : [`Guidance from the owners of this memory space on what to extract and keep:\n${input.guidance}`]),
     `Event time of the content: ${input.eventTime.toISOString()} (${WEEKDAYS[input.eventTime.getUTCDay()]}).`,
     `Speaker: ${speaker ?? "unknown"}.`,
     `Written by: ${input.fromAgent === true ? "the agent itself" : "a user or on a user's behalf"}.`
@@ -120,7 +134,7 @@ export const make = (spec: ModelSpec) =>
           speaker
         }))
       }).pipe(Effect.withSpan("Extractor.llm", { attributes: { model: spec.id } }))
-    return { id: `llm:${spec.id}`, extract }
+    return { id: `llm:${spec.id}`, prompted: true, extract }
   })
 
 export const layer = (spec: ModelSpec) => Layer.effect(Extractor, make(spec))

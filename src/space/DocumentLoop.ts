@@ -49,6 +49,12 @@ export const makeDocuments = (deps: {
   readonly jobs: JobRepo
   readonly documents: DocumentRepo
   readonly writer: SpaceWriter
+  /** The space's rules over the file's chunks, before anything of it is stored or embedded. */
+  readonly screen: (
+    space: SpaceRef,
+    texts: ReadonlyArray<string>,
+    documentId: string
+  ) => Effect.Effect<{ readonly texts: ReadonlyArray<string>; readonly blocked: string | undefined }, ServiceUnavailable>
   readonly extractor: ExtractorShape
   readonly embedder: EmbedderShape
   /** Where OCR keeps its working files. */
@@ -164,7 +170,10 @@ export const makeDocuments = (deps: {
       if (Either.isLeft(parsed)) return yield* fail(item, `${request.filename}: ${parsed.left.message}`)
       const document = parsed.right
 
-      const chunks = chunkDocument(document, request.strategy === "pages" ? "pages" : "chunks")
+      const parts = chunkDocument(document, request.strategy === "pages" ? "pages" : "chunks")
+      const screened = yield* deps.screen(space, parts.map((chunk) => chunk.text), request.documentId)
+      if (screened.blocked !== undefined) return yield* fail(item, `${request.filename}: ${screened.blocked}`)
+      const chunks = parts.map((chunk, i) => ({ ...chunk, text: screened.texts[i] ?? "" }))
       const drafts = yield* memoriesOf(request, document, chunks)
       if (drafts.length === 0) return yield* fail(item, `${request.filename}: no text was found in the file`)
       const storing: DocumentProgress = {

@@ -22,7 +22,8 @@ export const makeDrain = (deps: {
   readonly space: SpaceRef
   readonly jobs: JobRepo
   readonly writer: SpaceWriter
-  readonly prepareGroup: (items: ReadonlyArray<QueuedItem>) => Effect.Effect<ReadonlyArray<PreparedItem>>
+  /** Fails only when the store cannot be read (the space's extraction settings): the step is retried. */
+  readonly prepareGroup: (items: ReadonlyArray<QueuedItem>) => Effect.Effect<ReadonlyArray<PreparedItem>, ServiceUnavailable>
 }) => {
   const { jobs, prepareGroup, space, writer } = deps
 

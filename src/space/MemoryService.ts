@@ -4,7 +4,7 @@
  * go straight to PostgreSQL, the source of truth.
  */
 import { Clock, Effect, Option } from "effect"
-import { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 import type { BatchRequest, MemoryListQuery, PatchMemoryRequest, RecordItem, RetrieveRequest } from "../domain/Memories.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
@@ -16,6 +16,7 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { Rules } from "../security/Rules.ts"
 import { Injections } from "../metering/Injections.ts"
 import { Metering } from "../metering/Metering.ts"
 import { RATES } from "../metering/Rates.ts"
@@ -60,7 +61,7 @@ export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef =
 })
 
 export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
-  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default, Injections.Default],
+  dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default, Injections.Default, Rules.Default],
   effect: Effect.gen(function*() {
     const metering = yield* Metering
     const injections = yield* Injections
@@ -69,6 +70,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const jobs = yield* JobRepo
     const receipts = yield* Receipts
     const entity = yield* SpaceEntity.client
+    const rules = yield* Rules
 
     const space = (principal: PrincipalShape, spaceId: string) => entity(spaceEntityId(spaceRef(principal, spaceId)))
 
@@ -95,7 +97,15 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       yield* forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
       const jobId = `job_${randomBase62(20)}`
-      yield* jobs.create(spaceRef(principal, spaceId), jobId, items.map((item) => toWriteItem(principal, item, now)), new Date(now))
+      // The space's rules run before the job is stored: a queued payload never holds what they redact or block.
+      const screened = yield* rules.screen(spaceRef(principal, spaceId), items.map((item) => toWriteItem(principal, item, now)))
+      yield* jobs.create(
+        spaceRef(principal, spaceId),
+        jobId,
+        screened.map((s) => s.write),
+        new Date(now),
+        new Map(screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const])))
+      )
       // The job is durable already; waking the space must not hold the acknowledgement back (the waker catches a lost one).
       yield* space(principal, spaceId).Wake(undefined, { discard: true }).pipe(
         Effect.catchAll((e) => Effect.logWarning("wake not delivered; the job runs at the waker's next round", e))
@@ -114,7 +124,12 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const record = Effect.fn("Memories.record")(function*(principal: PrincipalShape, spaceId: string, item: RecordItem) {
       yield* metering.requireCredits(principal.orgId, RATES.memory_stored)
       const now = yield* Clock.currentTimeMillis
-      const write = space(principal, spaceId).Write({ items: [toWriteItem(principal, item, now)] }).pipe(Effect.catchTags(reachable))
+      const [screened] = yield* rules.screen(spaceRef(principal, spaceId), [toWriteItem(principal, item, now)])
+      if (screened!.blocked !== undefined) {
+        yield* space(principal, spaceId).Wake(undefined, { discard: true }).pipe(Effect.ignore)
+        return yield* new ValidationError({ message: `this item was not stored: ${screened!.blocked}` })
+      }
+      const write = space(principal, spaceId).Write({ items: [screened!.write] }).pipe(Effect.catchTags(reachable))
       const [result] = yield* write.pipe(
         Effect.catchTag("SpaceMissing", () =>
           forWrite(principal, spaceId).pipe(

@@ -12,8 +12,10 @@ import { AppConfig, type AppConfigShape } from "../config/AppConfig.ts"
 import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
 import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
+import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import type { ServiceUnavailable } from "../domain/Errors.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
+import { ExtractionSettings } from "../ingestion/ExtractionSettings.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { ReadPriority, yieldToIo } from "../../services/EventLoop.ts"
@@ -22,6 +24,8 @@ import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../../services/store/ModelRepo.ts"
 import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { RuleRepo } from "../../services/store/RuleRepo.ts"
+import { makeScreen } from "../security/Rules.ts"
 import { LedgerRepo } from "../../services/store/LedgerRepo.ts"
 import { WebhookSecrets } from "../../services/webhooks/Signing.ts"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
@@ -57,6 +61,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const spaceRepo = yield* SpaceRepo
   const jobs = yield* JobRepo
   const extractor = yield* Extractor
+  const extractionSettings = yield* ExtractionSettings
   const embedder = yield* Embedder
   const consolidator = yield* Consolidator
   const runs = yield* ConsolidationRepo
@@ -109,6 +114,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   let deliveriesQueued: Effect.Effect<void> = Effect.void
   const preparation = makePreparation({
     extractor,
+    // Read from the store for every write call and queued group: a change made on any node applies to the next write.
+    settings: extractionSettings.values(space.orgId, space.spaceId),
     embedder,
     extracting: yield* Effect.makeSemaphore(1),
     beforeHeavyWrite: priority.beforeHeavyWrite
@@ -198,7 +205,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     extractor,
     embedder,
     cachePath: join(config.modelsDir, "ocr"),
-    beforeHeavyWrite: priority.beforeHeavyWrite
+    beforeHeavyWrite: priority.beforeHeavyWrite,
+    screen: makeScreen(yield* RuleRepo, webhooks).screenDocument
   })
   const documentStep = ensureLoaded.pipe(
     Effect.zipRight(documentLoop.step),
@@ -222,9 +230,9 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
   yield* delivery.nudge
 
-  const write = (item: WriteItem) =>
+  const write = (item: WriteItem, settings: ExtractionSettingsValues) =>
     Effect.gen(function*() {
-      const prepared = yield* preparation.prepare(item)
+      const prepared = yield* preparation.prepare(item, settings)
       const memories = yield* writer.write(prepared)
       return { documentId: prepared.document.documentId, memories: memories.map(storedMemory) }
     })
@@ -232,7 +240,12 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const guarded = containDefects("a call to the space", space)
 
   return SpaceEntity.of({
-    Write: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(Effect.forEach(payload.items, write)), guarded),
+    Write: ({ payload }) =>
+      ensureLoaded.pipe(
+        Effect.zipRight(preparation.settings),
+        Effect.flatMap((settings) => Effect.forEach(payload.items, (item) => write(item, settings))),
+        guarded
+      ),
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
     Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
@@ -257,4 +270,4 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
 export const SpaceEntityLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     SpaceEntity.toLayer(makeSpace(config), { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
-)
+).pipe(Layer.provide(ExtractionSettings.Default))

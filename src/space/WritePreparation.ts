@@ -2,12 +2,16 @@
  * Everything of a write that happens before its transaction, outside the
  * space's writer: extraction, embedding, and the document and memory records
  * they become. A queued group is extracted item by item and embedded in one
- * call; an item that fails fails alone.
+ * call; an item that fails fails alone. The space's extraction settings are
+ * read from the store for each call and each group, so a change made through
+ * any node applies to the next write.
  */
 import { Effect, Either } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import type { WriteItem } from "../domain/SpaceProtocol.ts"
+import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import type { ExtractedMemory, ExtractorShape } from "../ingestion/Extractor.ts"
+import { extractWith } from "../ingestion/ExtractionSettings.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
@@ -24,6 +28,8 @@ export type PreparedItem = Either.Either<DocumentWrites, string>
 
 export const makePreparation = (deps: {
   readonly extractor: ExtractorShape
+  /** The space's extraction settings as stored now. */
+  readonly settings: Effect.Effect<ExtractionSettingsValues, ServiceUnavailable>
   readonly embedder: EmbedderShape
   /** One extraction at a time per space, each started after recalls in progress, in a turn of its own. */
   readonly extracting: Effect.Semaphore
@@ -31,8 +37,8 @@ export const makePreparation = (deps: {
 }) => {
   const { beforeHeavyWrite, embedder, extracting, extractor } = deps
 
-  const extract = (item: WriteItem) =>
-    extractor.extract({
+  const extract = (item: WriteItem, settings: ExtractionSettingsValues) =>
+    extractWith(extractor, settings, {
       content: item.content,
       eventTime: new Date(item.eventTime),
       speaker: item.userId ?? undefined,
@@ -91,9 +97,9 @@ export const makePreparation = (deps: {
     }
   }
 
-  /** Extraction and embedding of one write. */
-  const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem) {
-    const facts = yield* extract(item)
+  /** Extraction and embedding of one write, under the settings read for its call. */
+  const prepare = Effect.fn("Space.prepare")(function*(item: WriteItem, settings: ExtractionSettingsValues) {
+    const facts = yield* extract(item, settings)
     const vectors = yield* embed(facts.map((f) => f.text))
     return toWrite(item, facts, vectors)
   })
@@ -104,6 +110,7 @@ export const makePreparation = (deps: {
    * alone; a payload that could not be read fails its item.
    */
   const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
+    const settings = yield* deps.settings
     const extracted: Array<Either.Either<{ write: WriteItem; facts: ReadonlyArray<ExtractedMemory> }, string>> = []
     for (const item of items) {
       if (Either.isLeft(item.write)) {
@@ -111,7 +118,7 @@ export const makePreparation = (deps: {
         continue
       }
       const write = item.write.right
-      const facts = yield* Effect.either(extract(write))
+      const facts = yield* Effect.either(extract(write, settings))
       extracted.push(Either.match(facts, {
         onLeft: (error) => Either.left(error.message),
         onRight: (facts) => Either.right({ write, facts })
@@ -140,5 +147,5 @@ export const makePreparation = (deps: {
     return prepared
   })
 
-  return { prepare, prepareGroup, embedOne }
+  return { settings: deps.settings, prepare, prepareGroup, embedOne }
 }

@@ -56,3 +56,23 @@ export const memoryConsolidated = (
     observations_deleted: run.deleted,
     error_message: run.error
   })
+
+/** A rule redacted part of a write, or blocked it (status failed: nothing of it was stored). */
+export const policyTriggered = (
+  space: SpaceRef,
+  finding: {
+    readonly action: "redact" | "block"
+    readonly detector: string
+    readonly matchedTypes: ReadonlyArray<string>
+    readonly documentId: string | null
+    readonly message: string
+  },
+  at: Date
+) =>
+  event("security.policy_triggered", space, finding.action === "block" ? "failed" : "completed", at, {
+    action: finding.action,
+    detector: finding.detector,
+    document_id: finding.documentId,
+    matched_types: [...finding.matchedTypes],
+    message: finding.message
+  })

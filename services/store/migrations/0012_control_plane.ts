@@ -64,4 +64,9 @@ export default Effect.gen(function*() {
       PRIMARY KEY (org_id, space_id, rule_id),
       FOREIGN KEY (org_id, space_id) REFERENCES spaces (org_id, space_id) ON DELETE CASCADE
     )`
+  // Spaces made before rules existed get the rule a new space starts with.
+  yield* sql`INSERT INTO space_rules (org_id, space_id, rule_id, name, detector, pattern, action, enabled, created_at)
+    SELECT org_id, space_id, 'rul_' || substr(md5(org_id || '/' || space_id), 1, 16), 'Redact API keys', 'api_key', NULL,
+      'redact', true, created_at
+    FROM spaces`
 })

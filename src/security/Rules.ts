@@ -1,0 +1,223 @@
+/**
+ * A space's rules: managed by its organization's owner (session only), and
+ * applied to every write before anything of it is queued, stored or embedded.
+ * Each write reads the space's enabled rules from the store, so a change
+ * applies to the next write on every node. A space that does not exist yet
+ * is screened with the rules it will be created with.
+ */
+import { Clock, Effect, Option } from "effect"
+import { NotFound, ValidationError } from "../domain/Errors.ts"
+import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
+import { type PrincipalShape, requireRole, requireSession } from "../domain/Principal.ts"
+import type { CreateRuleRequest, Rule, UpdateRuleRequest } from "../domain/Rules.ts"
+import type { WriteItem } from "../domain/SpaceProtocol.ts"
+import { newId } from "../identity/Ids.ts"
+import { Spaces } from "../spaces/Spaces.ts"
+import { policyTriggered } from "../webhooks/Events.ts"
+import { RuleRepo } from "../../services/store/RuleRepo.ts"
+import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import type { Detector } from "./Detectors.ts"
+import { patternProblem } from "./Detectors.ts"
+import { compile, screenRecord, screenText } from "./Screen.ts"
+
+/** The rule every new space starts with (removable by its owner). */
+export const defaultRules = (now: Date): ReadonlyArray<Rule> => [{
+  id: newId("rul"),
+  name: "Redact API keys",
+  detector: "api_key",
+  pattern: null,
+  action: "redact",
+  enabled: true,
+  created_at: now.toISOString()
+}]
+
+export interface ScreenedWrite {
+  /** The write with every redaction applied (unchanged when nothing matched). */
+  readonly write: WriteItem
+  /** Why the write is refused, naming the rule and its detector (never the matched text). */
+  readonly blocked: string | undefined
+}
+
+const checkPattern = (detector: Detector, pattern: string | null | undefined) => {
+  if (detector !== "regex") {
+    return pattern === undefined || pattern === null
+      ? Effect.void
+      : Effect.fail(new ValidationError({ message: `pattern is only for the regex detector, not ${detector}` }))
+  }
+  if (pattern === undefined || pattern === null) return Effect.fail(new ValidationError({ message: "the regex detector needs a pattern" }))
+  const problem = patternProblem(pattern)
+  return problem === undefined ? Effect.void : Effect.fail(new ValidationError({ message: problem }))
+}
+
+/**
+ * Screening for a space's writes, on the rules in the store: the Rules
+ * service's for requests, and the space entity's for uploaded documents.
+ */
+export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
+  /**
+   * Screens writes to a space: content, context and every string in the
+   * metadata. Reports each write a rule touched as a
+   * `security.policy_triggered` event to the space's webhooks.
+   */
+  const screen = Effect.fn("Rules.screen")(function*(space: SpaceRef, writes: ReadonlyArray<WriteItem>) {
+    const stored = yield* repo.enabledIfSpace(space)
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const rules = compile(Option.getOrElse(stored, () => defaultRules(now)))
+    if (rules.length === 0) return writes.map((write): ScreenedWrite => ({ write, blocked: undefined }))
+    const events = []
+    const screened: Array<ScreenedWrite> = []
+    for (const write of writes) {
+      const content = screenText(rules, write.content)
+      const context = screenText(rules, write.context)
+      const found = { redacted: new Set<Detector>([...content.redacted, ...context.redacted]), blockedBy: content.blockedBy ?? context.blockedBy }
+      const metadata = screenRecord(rules, write.metadata, found)
+      const blockedBy = found.blockedBy
+      if (blockedBy !== undefined) {
+        const blocked = `blocked by the space's rule "${blockedBy.name}" (detector ${blockedBy.detector})`
+        screened.push({ write: { ...write, content: "", context: "", metadata: {} }, blocked })
+        events.push(policyTriggered(space, {
+          action: "block",
+          detector: blockedBy.detector,
+          matchedTypes: [blockedBy.detector],
+          documentId: write.documentId,
+          message: `${blocked}; nothing of the item was stored`
+        }, now))
+        continue
+      }
+      if (found.redacted.size === 0) {
+        screened.push({ write, blocked: undefined })
+        continue
+      }
+      const types = [...found.redacted]
+      screened.push({
+        write: { ...write, content: content.text, context: context.text, metadata },
+        blocked: undefined
+      })
+      events.push(policyTriggered(space, {
+        action: "redact",
+        detector: types[0]!,
+        matchedTypes: types,
+        documentId: write.documentId,
+        message: `redacted ${types.join(", ")} before the item was stored`
+      }, now))
+    }
+    yield* Effect.annotateCurrentSpan({ screened: writes.length, triggered: events.length })
+    if (events.length > 0) yield* webhooks.enqueue(space, events, now)
+    return screened
+  })
+
+  /**
+   * Screens a document's chunks before any is stored: one block match refuses
+   * the whole file; redactions are reported as one event for the document.
+   */
+  const screenDocument = Effect.fn("Rules.screenDocument")(function*(
+    space: SpaceRef,
+    texts: ReadonlyArray<string>,
+    documentId: string
+  ) {
+    const stored = yield* repo.enabledIfSpace(space)
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const rules = compile(Option.getOrElse(stored, () => defaultRules(now)))
+    const out: Array<string> = []
+    const redacted = new Set<Detector>()
+    for (const text of texts) {
+      const result = screenText(rules, text)
+      if (result.blockedBy !== undefined) {
+        const blocked = `blocked by the space's rule "${result.blockedBy.name}" (detector ${result.blockedBy.detector})`
+        yield* webhooks.enqueue(space, [policyTriggered(space, {
+          action: "block",
+          detector: result.blockedBy.detector,
+          matchedTypes: [result.blockedBy.detector],
+          documentId,
+          message: `${blocked}; nothing of the file was stored`
+        }, now)], now)
+        return { texts: [], blocked }
+      }
+      for (const d of result.redacted) redacted.add(d)
+      out.push(result.text)
+    }
+    if (redacted.size > 0) {
+      const types = [...redacted]
+      yield* webhooks.enqueue(space, [policyTriggered(space, {
+        action: "redact",
+        detector: types[0]!,
+        matchedTypes: types,
+        documentId,
+        message: `redacted ${types.join(", ")} before the file's memories were stored`
+      }, now)], now)
+    }
+    return { texts: out, blocked: undefined }
+  })
+
+  return { screen, screenDocument }
+}
+
+export class Rules extends Effect.Service<Rules>()("engram/security/Rules", {
+  dependencies: [RuleRepo.Default, WebhookRepo.Default, Spaces.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* RuleRepo
+    const webhooks = yield* WebhookRepo
+    const spaces = yield* Spaces
+
+    const ref = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
+      orgId: OrgId.make(principal.orgId),
+      spaceId: SpaceId.make(spaceId)
+    })
+    /** The caller's space (403/404 otherwise), for its owner on a session. */
+    const owned = (principal: PrincipalShape, spaceId: string) =>
+      requireSession.pipe(
+        Effect.zipRight(spaces.get(principal, spaceId)),
+        Effect.zipRight(requireRole("owner")),
+        Effect.as(ref(principal, spaceId))
+      )
+    const missing = (ruleId: string) => new NotFound({ message: `rule ${ruleId} not found` })
+
+    const { screen } = makeScreen(repo, webhooks)
+
+    return {
+      screen,
+
+      list: (principal: PrincipalShape, spaceId: string) =>
+        Effect.flatMap(owned(principal, spaceId), (space) =>
+          Effect.map(repo.list(space), (items) => ({ items, total: items.length }))),
+
+      create: Effect.fn("Rules.create")(function*(principal: PrincipalShape, spaceId: string, request: CreateRuleRequest) {
+        const space = yield* owned(principal, spaceId)
+        yield* checkPattern(request.detector, request.pattern)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        return yield* repo.create(space, {
+          id: newId("rul"),
+          name: request.name.trim(),
+          detector: request.detector,
+          pattern: request.pattern ?? null,
+          action: request.action,
+          enabled: request.enabled,
+          created_at: now.toISOString()
+        })
+      }),
+
+      update: Effect.fn("Rules.update")(function*(principal: PrincipalShape, spaceId: string, ruleId: string, request: UpdateRuleRequest) {
+        const space = yield* owned(principal, spaceId)
+        const current = yield* repo.find(space, ruleId)
+        if (Option.isNone(current)) return yield* missing(ruleId)
+        const detector = request.detector ?? current.value.detector
+        // Moving to a built-in detector drops the pattern unless the request names one.
+        const pattern = request.pattern !== undefined ? request.pattern : detector === "regex" ? current.value.pattern : null
+        yield* checkPattern(detector, pattern)
+        return yield* repo.update(space, {
+          ...current.value,
+          name: request.name?.trim() ?? current.value.name,
+          detector,
+          pattern,
+          action: request.action ?? current.value.action,
+          enabled: request.enabled ?? current.value.enabled
+        })
+      }),
+
+      delete: Effect.fn("Rules.delete")(function*(principal: PrincipalShape, spaceId: string, ruleId: string) {
+        const space = yield* owned(principal, spaceId)
+        if (!(yield* repo.delete(space, ruleId))) return yield* missing(ruleId)
+      })
+    }
+  })
+}) {}
