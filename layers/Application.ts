@@ -23,6 +23,7 @@ import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Projects } from "../src/spaces/Projects.ts"
 import { Rules } from "../src/security/Rules.ts"
+import { SpaceMembers } from "../src/spaces/SpaceMembers.ts"
 import { RuleRepo } from "../services/store/RuleRepo.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
@@ -66,6 +67,7 @@ export const Services = Layer.mergeAll(
   Spaces.Default,
   Projects.Default,
   Rules.Default,
+  SpaceMembers.Default,
   MemoryService.Default,
   Receipts.Default,
   ChatSettingsService.Default,

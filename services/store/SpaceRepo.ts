@@ -17,17 +17,20 @@ const SpaceRow = Schema.Struct({
   project_id: Schema.NullOr(Schema.String),
   created_at: Timestamptz
 })
+const ListedRow = Schema.Struct({ ...SpaceRow.fields, shared: Schema.Boolean })
 
-const toSpace = (row: typeof SpaceRow.Type): Space => ({
+const toSpace = (row: typeof SpaceRow.Type, shared = false): Space => ({
   space_id: row.space_id,
   name: row.name,
   space_type: row.space_type,
   description: row.description,
-  project_id: row.project_id,
-  created_at: row.created_at.toISOString()
+  project_id: shared ? null : row.project_id,
+  created_at: row.created_at.toISOString(),
+  shared
 })
 
 const decodeSpaces = decodeRows(SpaceRow)
+const decodeListed = decodeRows(ListedRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
 export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRepo", {
@@ -73,21 +76,42 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
           storeFailure
         ),
 
+      /**
+       * The organization's spaces and, unless a project is asked for (projects
+       * are the owner's), the spaces other organizations share with it.
+       */
       list: (orgId: string, page: { limit: number; offset: number; spaceType?: SpaceType | undefined; projectId?: string | undefined }) => {
-        const where = sql.and([
-          sql`org_id = ${orgId}`,
-          ...(page.spaceType === undefined ? [] : [sql`space_type = ${page.spaceType}`]),
-          ...(page.projectId === undefined ? [] : [sql`project_id = ${page.projectId}`])
-        ])
+        const typed = page.spaceType === undefined ? [] : [sql`s.space_type = ${page.spaceType}`]
+        const own = sql`SELECT s.space_id, s.name, s.space_type, s.description, s.project_id, s.created_at, false AS shared
+          FROM spaces s WHERE ${sql.and([
+          sql`s.org_id = ${orgId}`,
+          ...typed,
+          ...(page.projectId === undefined ? [] : [sql`s.project_id = ${page.projectId}`])
+        ])}`
+        const shared = sql`SELECT s.space_id, s.name, s.space_type, s.description, s.project_id, s.created_at, true AS shared
+          FROM space_members m JOIN spaces s ON s.org_id = m.org_id AND s.space_id = m.space_id
+          WHERE ${sql.and([sql`m.member_org_id = ${orgId}`, ...typed])}`
+        const all = page.projectId === undefined ? sql`${own} UNION ALL ${shared}` : own
         return Effect.all({
-          items: sql`SELECT ${COLUMNS} FROM spaces
-            WHERE ${where} ORDER BY created_at, space_id LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(decodeSpaces)),
-          total: sql`SELECT count(*) AS n FROM spaces WHERE ${where}`.pipe(Effect.flatMap(decodeCount))
+          items: sql`SELECT * FROM (${all}) listed
+            ORDER BY created_at, space_id, shared LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(Effect.flatMap(decodeListed)),
+          total: sql`SELECT count(*) AS n FROM (${all}) listed`.pipe(Effect.flatMap(decodeCount))
         }, { concurrency: 1 }).pipe(
-          Effect.map(({ items, total }) => ({ items: items.map(toSpace), total: total[0]?.n ?? 0 })),
+          Effect.map(({ items, total }) => ({ items: items.map((row) => toSpace(row, row.shared)), total: total[0]?.n ?? 0 })),
           storeFailure
         )
       },
+
+      /** A space another organization shares with this one, as the member sees it. */
+      findShared: (memberOrgId: string, spaceId: string) =>
+        sql`SELECT s.space_id, s.name, s.space_type, s.description, s.project_id, s.created_at
+          FROM space_members m JOIN spaces s ON s.org_id = m.org_id AND s.space_id = m.space_id
+          WHERE m.member_org_id = ${memberOrgId} AND m.space_id = ${spaceId}
+          ORDER BY m.added_at, m.org_id LIMIT 1`.pipe(
+          Effect.flatMap(decodeSpaces),
+          Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((row) => toSpace(row, true)))),
+          storeFailure
+        ),
 
       find: (orgId: string, spaceId: string) =>
         sql`SELECT ${COLUMNS} FROM spaces

@@ -19,6 +19,7 @@ import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { ProjectsApi } from "./Projects.ts"
 import { RulesApi } from "./Rules.ts"
+import { SpaceMembersApi } from "./SpaceMembersApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./Webhooks.ts"
 import { DocumentsApi } from "./Documents.ts"
@@ -35,6 +36,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(SpacesApi)
   .add(ProjectsApi)
   .add(RulesApi)
+  .add(SpaceMembersApi)
   .add(MemoryApi)
   .add(ModelsApi)
   .add(ReasonApi)

@@ -65,6 +65,13 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
   HttpApiSchema.annotations({ status: 404 })
 ) {}
 
+/** A space shared from another organization whose owner has no active key (spec, Authentication 8). */
+export class SpaceUnavailable extends Schema.TaggedError<SpaceUnavailable>()(
+  "SpaceUnavailable",
+  fields("space_unavailable"),
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+
 /** A unique name (email, space id) is already taken. */
 export class Conflict extends Schema.TaggedError<Conflict>()(
   "Conflict",

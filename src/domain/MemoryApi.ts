@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Forbidden, NoFields, NotFound, RateLimited, SpaceLimitReached, ValidationError } from "./Errors.ts"
+import { Forbidden, NoFields, NotFound, RateLimited, SpaceLimitReached, ValidationError , SpaceUnavailable } from "./Errors.ts"
 import {
   BatchRequest,
   Explanation,
@@ -54,6 +54,7 @@ export class MemoryApi extends HttpApiGroup.make("memories")
       .setPayload(PatchMemoryRequest)
       .addSuccess(MemoryItem)
       .addError(NoFields)
+      .addError(ValidationError)
   )
   .add(
     HttpApiEndpoint.del("delete", "/v1/spaces/:space_id/memories/:memory_id")
@@ -80,6 +81,7 @@ export class MemoryApi extends HttpApiGroup.make("memories")
   )
   .addError(NotFound)
   .addError(Forbidden)
+  .addError(SpaceUnavailable)
   .addError(RateLimited)
   .addError(SpaceLimitReached)
   .middleware(Authentication)

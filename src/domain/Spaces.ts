@@ -29,7 +29,9 @@ export const Space = Schema.Struct({
   space_type: SpaceType,
   description: Schema.String,
   project_id: Schema.NullOr(Schema.String),
-  created_at: Schema.String
+  created_at: Schema.String,
+  /** True for a space another organization shares with the caller's (its project is the owner's, not shown). */
+  shared: Schema.Boolean
 })
 export type Space = typeof Space.Type
 

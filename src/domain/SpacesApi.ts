@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Conflict, Forbidden, InsufficientRole, NotFound, SpaceLimitReached } from "./Errors.ts"
+import { Conflict, Forbidden, InsufficientRole, NotFound, SpaceLimitReached , SpaceUnavailable } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
 import { CreateSpaceRequest, Space, SpaceList, SpaceType } from "./Spaces.ts"
@@ -34,5 +34,6 @@ export class SpacesApi extends HttpApiGroup.make("spaces")
   )
   .addError(NotFound)
   .addError(Forbidden)
+  .addError(SpaceUnavailable)
   .middleware(Authentication)
 {}

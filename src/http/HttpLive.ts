@@ -25,6 +25,7 @@ import { ProfileHandlers } from "./ProfileHandlers.ts"
 import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
 import { ProjectHandlers } from "./ProjectHandlers.ts"
+import { SpaceMemberHandlers } from "./SpaceMemberHandlers.ts"
 import { RuleHandlers } from "./RuleHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
@@ -38,7 +39,7 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([ReasonHandlers, ProfileHandlers, ConsolidationHandlers, MemoryModelHandlers, WebhookHandlers, DocumentHandlers]),
   Layer.provide([UsageHandlers, FeedbackHandlers, BillingHandlers]),
   Layer.provide([SwitchHandlers, InvitationHandlers]),
-  Layer.provide([ProjectHandlers, RuleHandlers]),
+  Layer.provide([ProjectHandlers, RuleHandlers, SpaceMemberHandlers]),
   Layer.provide([ExtractionSettingsHandlers]),
   Layer.provide(AuthenticationLive)
 )

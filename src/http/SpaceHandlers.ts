@@ -10,7 +10,7 @@ export const SpaceHandlers = HttpApiBuilder.group(EngramApi, "spaces", (handlers
     handlers
       .handle("list", ({ urlParams }) => Effect.flatMap(Principal, (principal) => spaces.list(principal, urlParams)))
       .handle("create", ({ payload }) => Effect.flatMap(Principal, (principal) => spaces.create(principal, payload)))
-      .handle("get", ({ path }) => Effect.flatMap(Principal, (principal) => spaces.get(principal, path.space_id)))
+      .handle("get", ({ path }) => Effect.flatMap(Principal, (principal) => spaces.view(principal, path.space_id)))
       .handle("delete", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
           spaces.get(principal, path.space_id).pipe(

@@ -10,12 +10,12 @@ import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
 import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
 import { listItem } from "../domain/MemoryViews.ts"
-import { type Exclusion, SpaceEntity, spaceEntityId, type WriteItem } from "../domain/SpaceProtocol.ts"
+import { type Exclusion, SpaceEntity, spaceEntityId, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
-import { Spaces } from "../spaces/Spaces.ts"
+import { type Need, Spaces } from "../spaces/Spaces.ts"
 import { Rules } from "../security/Rules.ts"
 import { Injections } from "../metering/Injections.ts"
 import { Metering } from "../metering/Metering.ts"
@@ -72,11 +72,33 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const entity = yield* SpaceEntity.client
     const rules = yield* Rules
 
-    const space = (principal: PrincipalShape, spaceId: string) => entity(spaceEntityId(spaceRef(principal, spaceId)))
+    const at = (ref: SpaceRef) => entity(spaceEntityId(ref))
 
-    /** An existing space of the caller's organization (403 if another holds the id, else 404). */
-    const existing = spaces.get
-    const forWrite = spaces.ensure
+    /**
+     * Requests go to the caller's own space first, which its entity knows
+     * without a query; only when the caller holds no such space is the store
+     * asked whether another organization shares one under that id (and with
+     * which access), so sharing costs nothing on the common path and a
+     * removed member is refused at once on every node. The caller's
+     * organization is charged for what it does in a shared space.
+     */
+    const viaShare = <A, E, R>(
+      principal: PrincipalShape,
+      spaceId: string,
+      need: Need,
+      run: (ref: SpaceRef) => Effect.Effect<A, E | SpaceMissing, R>
+    ) =>
+      run(spaceRef(principal, spaceId)).pipe(
+        Effect.catchTag("SpaceMissing", () =>
+          spaces.access(principal, spaceId, need).pipe(
+            Effect.flatMap((ref) =>
+              ref.orgId === principal.orgId
+                ? Effect.fail(new SpaceMissing({ message: `space ${spaceId} not found` }))
+                : run(ref)
+            ),
+            Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
+          ))
+      )
 
     const toWriteItem = (principal: PrincipalShape, item: RecordItem, now: number): WriteItem => ({
       content: item.content,
@@ -94,20 +116,20 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const enqueue = Effect.fn("Memories.enqueue")(function*(principal: PrincipalShape, spaceId: string, items: ReadonlyArray<RecordItem>) {
       // Admitted while the credits cover every item; each memory is debited as it is stored.
       yield* metering.requireCredits(principal.orgId, items.length * RATES.memory_stored)
-      yield* forWrite(principal, spaceId)
+      const ref = yield* spaces.forWrite(principal, spaceId)
       const now = yield* Clock.currentTimeMillis
       const jobId = `job_${randomBase62(20)}`
       // The space's rules run before the job is stored: a queued payload never holds what they redact or block.
-      const screened = yield* rules.screen(spaceRef(principal, spaceId), items.map((item) => toWriteItem(principal, item, now)))
+      const screened = yield* rules.screen(ref, items.map((item) => toWriteItem(principal, item, now)))
       yield* jobs.create(
-        spaceRef(principal, spaceId),
+        ref,
         jobId,
         screened.map((s) => s.write),
         new Date(now),
         new Map(screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const])))
       )
       // The job is durable already; waking the space must not hold the acknowledgement back (the waker catches a lost one).
-      yield* space(principal, spaceId).Wake(undefined, { discard: true }).pipe(
+      yield* at(ref).Wake(undefined, { discard: true }).pipe(
         Effect.catchAll((e) => Effect.logWarning("wake not delivered; the job runs at the waker's next round", e))
       )
       return { job_id: jobId, space_id: spaceId, status: "queued" as const, items: items.length }
@@ -117,6 +139,30 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const whyMissing = (principal: PrincipalShape, spaceId: string) => () => spaces.missing(principal.orgId, spaceId)
 
     /**
+     * An edit's new text, context and metadata pass the space's rules like a
+     * write: redacted, or the edit refused when a block rule matches.
+     */
+    const screenEdit = Effect.fn("Memories.screenEdit")(function*(principal: PrincipalShape, ref: SpaceRef, patch: PatchMemoryRequest) {
+      if (patch.text === undefined && patch.context === undefined && patch.metadata === undefined) return patch
+      const now = yield* Clock.currentTimeMillis
+      const [screened] = yield* rules.screen(ref, [toWriteItem(principal, {
+        content: patch.text ?? "",
+        context: patch.context,
+        metadata: patch.metadata
+      }, now)])
+      if (screened!.blocked !== undefined) {
+        yield* at(ref).Wake(undefined, { discard: true }).pipe(Effect.ignore)
+        return yield* new ValidationError({ message: `this edit was not made: ${screened!.blocked}` })
+      }
+      return {
+        ...patch,
+        ...(patch.text === undefined ? {} : { text: screened!.write.content }),
+        ...(patch.context === undefined ? {} : { context: screened!.write.context }),
+        ...(patch.metadata === undefined ? {} : { metadata: screened!.write.metadata })
+      }
+    })
+
+    /**
      * A synchronous write goes straight to the space's entity, which knows
      * whether the space exists; only a first write to a new space pays for
      * creating it (or the 403 when another organization holds the id).
@@ -124,16 +170,21 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const record = Effect.fn("Memories.record")(function*(principal: PrincipalShape, spaceId: string, item: RecordItem) {
       yield* metering.requireCredits(principal.orgId, RATES.memory_stored)
       const now = yield* Clock.currentTimeMillis
-      const [screened] = yield* rules.screen(spaceRef(principal, spaceId), [toWriteItem(principal, item, now)])
-      if (screened!.blocked !== undefined) {
-        yield* space(principal, spaceId).Wake(undefined, { discard: true }).pipe(Effect.ignore)
-        return yield* new ValidationError({ message: `this item was not stored: ${screened!.blocked}` })
-      }
-      const write = space(principal, spaceId).Write({ items: [screened!.write] }).pipe(Effect.catchTags(reachable))
-      const [result] = yield* write.pipe(
+      /** Screened with the rules of the space it reaches, then written by that space's entity. */
+      const writeTo = (ref: SpaceRef) =>
+        Effect.gen(function*() {
+          const [screened] = yield* rules.screen(ref, [toWriteItem(principal, item, now)])
+          if (screened!.blocked !== undefined) {
+            // Wakes the entity so the policy event queued with the refusal is delivered.
+            yield* at(ref).Wake(undefined, { discard: true }).pipe(Effect.ignore)
+            return yield* new ValidationError({ message: `this item was not stored: ${screened!.blocked}` })
+          }
+          return yield* at(ref).Write({ items: [screened!.write] }).pipe(Effect.catchTags(reachable))
+        })
+      const [result] = yield* writeTo(spaceRef(principal, spaceId)).pipe(
         Effect.catchTag("SpaceMissing", () =>
-          forWrite(principal, spaceId).pipe(
-            Effect.zipRight(write),
+          spaces.forWrite(principal, spaceId).pipe(
+            Effect.flatMap(writeTo),
             Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
           ))
       )
@@ -150,7 +201,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
 
     const retrieve = Effect.fn("Memories.retrieve")(function*(principal: PrincipalShape, request: RetrieveRequest) {
       const full = request.receipt_detail === "full"
-      const recalled = yield* space(principal, request.space_id).Recall({
+      const recalled = yield* viaShare(principal, request.space_id, "read", (ref) => at(ref).Recall({
         query: request.query,
         limit: request.top_k ?? request.limit ?? 10,
         memoryTypes: request.memory_type ?? null,
@@ -165,7 +216,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         queryTime: request.query_timestamp ?? null,
         mode: request.mode ?? "accurate",
         full
-      }).pipe(Effect.catchTags(reachable), Effect.catchTag("SpaceMissing", whyMissing(principal, request.space_id)))
+      }).pipe(Effect.catchTags(reachable)))
       // Paid for once it has answered (a missing space costs nothing); refused, not overdrawn, when credits are spent.
       yield* metering.charge(principal.orgId, "search", { spaceId: request.space_id })
 
@@ -215,8 +266,8 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       batch: (principal: PrincipalShape, request: BatchRequest) => enqueue(principal, request.space_id, request.items),
 
       job: (principal: PrincipalShape, spaceId: string, jobId: string) =>
-        existing(principal, spaceId).pipe(
-          Effect.zipRight(jobs.get(OrgId.make(principal.orgId), spaceId, jobId)),
+        spaces.access(principal, spaceId, "read").pipe(
+          Effect.flatMap((ref) => jobs.get(ref.orgId, spaceId, jobId)),
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
             onSome: Effect.succeed
@@ -224,9 +275,8 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         ),
 
       cancel: (principal: PrincipalShape, spaceId: string, jobId: string) =>
-        existing(principal, spaceId).pipe(
-          Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((now) => jobs.cancel(OrgId.make(principal.orgId), spaceId, jobId, new Date(now))),
+        spaces.access(principal, spaceId, "write").pipe(
+          Effect.flatMap((ref) => Effect.flatMap(Clock.currentTimeMillis, (now) => jobs.cancel(ref.orgId, spaceId, jobId, new Date(now)))),
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: `job ${jobId} not found` })),
             onSome: Effect.succeed
@@ -234,28 +284,27 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
         ),
 
       list: (principal: PrincipalShape, spaceId: string, query: MemoryListQuery) =>
-        existing(principal, spaceId).pipe(
-          Effect.zipRight(memories.list(spaceRef(principal, spaceId), query)),
+        spaces.access(principal, spaceId, "read").pipe(
+          Effect.flatMap((ref) => memories.list(ref, query)),
           Effect.map(({ items, total }) => ({ items: items.map(listItem), total, limit: query.limit, offset: query.offset }))
         ),
 
       patch: (principal: PrincipalShape, spaceId: string, memoryId: string, patch: PatchMemoryRequest) =>
-        space(principal, spaceId).Edit({ memoryId, ...patch }).pipe(
-          Effect.catchTags(reachable),
-          Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId))
-        ),
+        viaShare(principal, spaceId, "write", (ref) =>
+          Effect.gen(function*() {
+            const screened = yield* screenEdit(principal, ref, patch)
+            return yield* at(ref).Edit({ memoryId, ...screened }).pipe(Effect.catchTags(reachable))
+          })),
 
       forget: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
-        space(principal, spaceId).Forget({ memoryId }).pipe(
-          Effect.catchTags(reachable),
-          Effect.catchTag("SpaceMissing", whyMissing(principal, spaceId)),
+        viaShare(principal, spaceId, "write", (ref) => at(ref).Forget({ memoryId }).pipe(Effect.catchTags(reachable))).pipe(
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(new NotFound({ message: `memory ${memoryId} not found` })))
         ),
 
       history: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
         Effect.gen(function*() {
-          yield* existing(principal, spaceId)
-          if (Option.isNone(yield* memories.find(spaceRef(principal, spaceId), memoryId))) {
+          const ref = yield* spaces.access(principal, spaceId, "read")
+          if (Option.isNone(yield* memories.find(ref, memoryId))) {
             return yield* new NotFound({ message: `memory ${memoryId} not found` })
           }
           const entries = yield* memories.history(memoryId)

@@ -4,19 +4,24 @@
  * Nothing else of another organization's space is ever read.
  */
 import { Clock, Effect, Option } from "effect"
-import { Forbidden, NotFound, ServiceUnavailable, SpaceLimitReached } from "../domain/Errors.ts"
+import { Forbidden, NotFound, ServiceUnavailable, SpaceLimitReached, SpaceUnavailable } from "../domain/Errors.ts"
 import { Metering } from "../metering/Metering.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { CreateSpaceRequest, SpaceType } from "../domain/Spaces.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
+import { SpaceMemberRepo } from "../../services/store/SpaceMemberRepo.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { newId } from "../identity/Ids.ts"
-import { OrgId, SpaceId as SpaceIdBrand } from "../domain/Ids.ts"
+import { OrgId, SpaceId as SpaceIdBrand, type SpaceRef } from "../domain/Ids.ts"
+
+/** What a request does to a space it reaches: members with `read` access may only read. */
+export type Need = "read" | "write"
 
 export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
-  dependencies: [SpaceRepo.Default, Metering.Default],
+  dependencies: [SpaceRepo.Default, SpaceMemberRepo.Default, Metering.Default],
   effect: Effect.gen(function*() {
     const repo = yield* SpaceRepo
+    const members = yield* SpaceMemberRepo
     const metering = yield* Metering
     const entity = yield* SpaceEntity.client
 
@@ -36,6 +41,68 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       const space = yield* repo.find(principal.orgId, spaceId)
       if (Option.isNone(space)) return yield* missing(principal.orgId, spaceId)
       return space.value
+    })
+
+    const own = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
+      orgId: OrgId.make(principal.orgId),
+      spaceId: SpaceIdBrand.make(spaceId)
+    })
+
+    /**
+     * Where a space another organization shares with the caller lives, when
+     * it is shared with `need` access and its owner holds an active key.
+     * Read from the store every time, so a removed member loses access at
+     * once on every node. None when nothing is shared under that id.
+     */
+    const sharedRef = Effect.fn("Spaces.sharedRef")(function*(principal: PrincipalShape, spaceId: string, need: Need) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const found = yield* members.accessFor(principal.orgId, spaceId, now)
+      if (Option.isNone(found)) return Option.none<SpaceRef>()
+      yield* Effect.annotateCurrentSpan({ space_id: spaceId, owner_org_id: found.value.org_id, access: found.value.access })
+      if (!found.value.owner_has_key) {
+        return yield* new SpaceUnavailable({
+          message: `space ${spaceId} is shared with your organization, but its owning organization has no active API key; ` +
+            "it is available again once the owner creates one"
+        })
+      }
+      if (need === "write" && found.value.access === "read") {
+        return yield* new Forbidden({ message: `space ${spaceId} is shared with your organization read-only` })
+      }
+      return Option.some<SpaceRef>({ orgId: OrgId.make(found.value.org_id), spaceId: SpaceIdBrand.make(spaceId) })
+    })
+
+    /**
+     * The space a memory request reaches: the caller's own, else one shared
+     * with its organization (checked for `need`), else the documented 403/404.
+     */
+    const access = Effect.fn("Spaces.access")(function*(principal: PrincipalShape, spaceId: string, need: Need) {
+      if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return own(principal, spaceId)
+      const shared = yield* sharedRef(principal, spaceId, need)
+      if (Option.isSome(shared)) return shared.value
+      return yield* missing(principal.orgId, spaceId)
+    })
+
+    /**
+     * The space a write reaches: own, shared with write access, or created
+     * now as the caller's own when nobody holds the id (see `ensure`).
+     */
+    const forWrite = Effect.fn("Spaces.forWrite")(function*(principal: PrincipalShape, spaceId: string) {
+      if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return own(principal, spaceId)
+      const shared = yield* sharedRef(principal, spaceId, "write")
+      if (Option.isSome(shared)) return shared.value
+      yield* ensure(principal, spaceId)
+      return own(principal, spaceId)
+    })
+
+    /** GET /v1/spaces/{id}: the caller's space, or one shared with it (marked `shared`). */
+    const view = Effect.fn("Spaces.view")(function*(principal: PrincipalShape, spaceId: string) {
+      const space = yield* repo.find(principal.orgId, spaceId)
+      if (Option.isSome(space)) return space.value
+      if (Option.isSome(yield* sharedRef(principal, spaceId, "read"))) {
+        const shared = yield* repo.findShared(principal.orgId, spaceId)
+        if (Option.isSome(shared)) return shared.value
+      }
+      return yield* missing(principal.orgId, spaceId)
     })
 
     /**
@@ -100,6 +167,9 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
 
     return {
       get,
+      access,
+      forWrite,
+      view,
       missing,
       ensure,
       create,

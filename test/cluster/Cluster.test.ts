@@ -166,6 +166,86 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     }
   }, 120_000)
 
+  it("a space shared between two organizations: the member writes and reads through every node, and removal mid-traffic revokes on all of them", async () => {
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]
+    const session = async (label: string) => {
+      const signup = await json(await fetch(`${a.url}/auth/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `${label}-${Date.now()}@example.test`, password: "long password", org_name: label })
+      }))
+      const key = await json(await fetch(`${a.url}/v1/api-keys`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${signup.session_token}` },
+        body: JSON.stringify({ name: "k", env: "test" })
+      }))
+      return { token: signup.session_token as string, orgId: signup.org_id as string, key: key.raw_key as string }
+    }
+    const owner = await session("share-owner")
+    const partner = await session("share-member")
+    const spaceId = `shared-cluster-${Date.now()}`
+    expect((await client(owner.key).post(a, "/v1/record", { space_id: spaceId, content: "Yusuf runs the Tuesday deploys from Nairobi." })).status).toBe(200)
+    const shared = await fetch(`${b.url}/v1/spaces/${spaceId}/members`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+      body: JSON.stringify({ org_id: partner.orgId, access: "write" })
+    })
+    expect(shared.status).toBe(201)
+
+    // The member writes through one node and reads through the others: one owner entity serves all of it.
+    const member = client(partner.key)
+    for (const [i, writer] of [a, b, c].entries()) {
+      const written = await member.post(writer, "/v1/record", { space_id: spaceId, content: `Yusuf moved deploy number ${i} to Thursday in Kampala.` })
+      expect(written.status).toBe(200)
+      const id = (await json(written)).memories[0].memory_id as string
+      for (const reader of nodes.filter((n) => n !== writer)) {
+        const reply = await member.post(reader, "/v1/retrieve", { space_id: spaceId, query: `deploy number ${i} Thursday Kampala`, limit: 10 })
+        expect(reply.status).toBe(200)
+        expect((await json(reply)).results.map((r: any) => r.memory_id)).toContain(id)
+        const byOwner = await client(owner.key).post(reader, "/v1/retrieve", { space_id: spaceId, query: `deploy number ${i} Kampala`, limit: 10 })
+        expect((await json(byOwner)).results.map((r: any) => r.memory_id)).toContain(id)
+      }
+    }
+
+    // Traffic from the member on every node while the owner removes it through one of them.
+    let removedAt = Number.POSITIVE_INFINITY
+    let running = true
+    const seen: Array<{ started: number; status: number; code?: string; node: string }> = []
+    const traffic = async (node: ClusterNode, n: number) => {
+      while (running) {
+        const started = Date.now()
+        const reply = n % 2 === 0
+          ? await member.post(node, "/v1/retrieve", { space_id: spaceId, query: "deploys", limit: 5 })
+          : await member.post(node, "/v1/record", { space_id: spaceId, content: `Yusuf noted deploy check ${n} on ${node.name}.` })
+        const body = await json(reply)
+        seen.push({ started, status: reply.status, code: body?.error?.code, node: node.name })
+        n += 1
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    const workers = nodes.map((node, i) => traffic(node, i))
+    await new Promise((r) => setTimeout(r, 1500))
+    const removed = await fetch(`${c.url}/v1/spaces/${spaceId}/members/${partner.orgId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${owner.token}` }
+    })
+    expect(removed.status).toBe(204)
+    removedAt = Date.now()
+    await new Promise((r) => setTimeout(r, 1500))
+    running = false
+    await Promise.all(workers)
+
+    const before = seen.filter((s) => s.started < removedAt)
+    const after = seen.filter((s) => s.started > removedAt)
+    expect(before.length).toBeGreaterThan(10)
+    expect(after.length).toBeGreaterThan(10)
+    // Nothing failed for another reason; every request after the removal, on every node, is refused.
+    for (const s of seen) expect([200, 403]).toContain(s.status)
+    for (const s of after) expect(s).toMatchObject({ status: 403, code: "forbidden" })
+    expect(new Set(after.map((s) => s.node)).size).toBe(3)
+    expect(before.filter((s) => s.status === 200).length).toBeGreaterThan(0)
+  }, 120_000)
+
   it("kill -9 of the owner mid-drain: its shards move, the survivors finish, every acknowledged item stored exactly once", async () => {
     const key = await signupOn(nodes[0]!, "kill")
     const api = client(key)
