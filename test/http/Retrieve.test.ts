@@ -171,13 +171,15 @@ eachProfile("retrieve", (it) => {
     Effect.gen(function*() {
       const { key, put, retrieve } = yield* setup
       for (let i = 0; i < 60; i++) yield* put(`Noor baked ${i + 2} loaves of rye bread for the market.`)
-      const basic = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true })
+      // Facts only, without notes: a consolidation run on a slow machine must not add `dedup` or note candidates.
+      const factsOnly = { memory_type: ["fact"], prefer_observations: false }
+      const basic = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true, ...factsOnly })
       const basicReceipt = (yield* call("GET", `/v1/receipts/${basic.body.receipt_id}`, { token: key })).body
       expect(basicReceipt.engine_stages).toBe(false)
       expect(new Set(basicReceipt.excluded.map((e: any) => e.reason))).toEqual(new Set(["limit"]))
 
       for (const mode of ["accurate", "fast"]) {
-        const full = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true, receipt_detail: "full", mode })
+        const full = yield* retrieve({ query: "Noor rye bread loaves", limit: 1, receipt: true, receipt_detail: "full", mode, ...factsOnly })
         expect(full.status).toBe(200)
         const receipt = (yield* call("GET", `/v1/receipts/${full.body.receipt_id}`, { token: key })).body
         expect(receipt.engine_stages).toBe(true)
