@@ -1,8 +1,10 @@
 /**
  * What a rule looks for. Each built-in detector finds the spans of a text it
- * recognises; the checksummed ones (card numbers, IBANs) confirm a candidate
- * before it counts, so an order number is not a card.
+ * recognises in time linear in the text; the checksummed ones (card numbers,
+ * IBANs) confirm a candidate before it counts, so an order number is not a
+ * card. A rule's own pattern runs on RE2 (linear time whatever the pattern).
  */
+import { RE2JS } from "re2js"
 import safeRegex from "safe-regex2"
 
 export const DETECTORS = ["email", "phone", "credit_card", "api_key", "private_key", "iban", "us_ssn", "regex"] as const
@@ -61,32 +63,103 @@ export const entropy = (s: string) => {
 }
 
 /** Key formats of well-known providers. */
-const PROVIDER_KEYS = new RegExp(
-  [
-    String.raw`sk-ant-[A-Za-z0-9_-]{20,}`, // Anthropic
-    String.raw`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, // OpenAI
-    String.raw`(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`, // Stripe
-    String.raw`whsec_[A-Za-z0-9]{20,}`, // Stripe webhook secrets
-    String.raw`(?:AKIA|ASIA)[A-Z0-9]{16}`, // AWS access key ids
-    String.raw`gh[pousr]_[A-Za-z0-9]{36,}`, // GitHub tokens
-    String.raw`github_pat_[A-Za-z0-9_]{40,}`,
-    String.raw`glpat-[A-Za-z0-9_-]{20,}`, // GitLab
-    String.raw`xox[abprs]-[A-Za-z0-9-]{10,}`, // Slack
-    String.raw`AIza[A-Za-z0-9_-]{35}`, // Google API keys
-    String.raw`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, // SendGrid
-    String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`, // JSON web tokens
-    String.raw`engram_(?:live|test)_[A-Za-z0-9]{20,}` // this service's own keys
-  ].map((p) => `\\b${p}`).join("|"),
-  "g"
-)
+const PROVIDER_FORMATS = [
+  String.raw`sk-ant-[A-Za-z0-9_-]{20,}`, // Anthropic
+  String.raw`sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}`, // OpenAI
+  String.raw`sk-[A-Za-z0-9]{32,}`, // OpenAI (legacy) and others
+  String.raw`(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`, // Stripe
+  String.raw`whsec_[A-Za-z0-9]{20,}`, // Stripe webhook secrets
+  String.raw`(?:AKIA|ASIA)[A-Z0-9]{16}`, // AWS access key ids
+  String.raw`gh[pousr]_[A-Za-z0-9]{36,}`, // GitHub tokens
+  String.raw`github_pat_[A-Za-z0-9_]{40,}`,
+  String.raw`glpat-[A-Za-z0-9_-]{20,}`, // GitLab
+  String.raw`xox[abprs]-[A-Za-z0-9-]{10,}`, // Slack
+  String.raw`AIza[A-Za-z0-9_-]{35}`, // Google API keys
+  String.raw`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, // SendGrid
+  String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`, // JSON web tokens
+  String.raw`npm_[A-Za-z0-9]{36}`, // npm
+  String.raw`hf_[A-Za-z0-9]{30,}`, // Hugging Face
+  String.raw`pypi-[A-Za-z0-9_-]{50,}`, // PyPI
+  String.raw`dop_v1_[a-f0-9]{64}`, // DigitalOcean
+  String.raw`shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, // Shopify
+  String.raw`svc_(?:live|test)_[A-Za-z0-9]{44}`, // this service's own API keys
+  String.raw`ses_[A-Za-z0-9]{44}` // and session tokens
+]
+/** A match runs to the end of its token: a key longer than its format says is still redacted whole. */
+const PROVIDER_KEYS = new RegExp(`(?:${PROVIDER_FORMATS.map((p) => `\\b${p}`).join("|")})[A-Za-z0-9_-]*`, "g")
 
-/** A long token of letters and digits, mixing cases or digits, with the entropy of a random secret. */
+/** A token's words: runs split at separators, case changes (camel humps) and between letters and digits. */
+const WORD = /[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|\d+/g
+export const meanWordLength = (token: string) => {
+  const words = token.match(WORD) ?? []
+  return words.length === 0 ? 0 : words.reduce((n, w) => n + w.length, 0) / words.length
+}
+
+/**
+ * A long token of letters and digits with the entropy of a random secret.
+ * Random characters change case or class every other character or so (words
+ * under 2.7 characters on average in 99% of random base62 or base64 tokens),
+ * while identifiers and paths are made of words (`user_profile_v2_backup`,
+ * `ChartWidget2`): those are kept, and so is hex (hashes, UUIDs, ids).
+ */
 const TOKEN = /(?<![A-Za-z0-9_\-+/])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/])/g
 const highEntropy = (token: string) =>
-  /\d/.test(token) && (/[a-z]/.test(token) || /[A-Z]/.test(token)) && entropy(token) >= 4
+  /\d/.test(token) && /[g-zG-Z]/.test(token) && entropy(token) >= 4 && meanWordLength(token) < 3.5
+
+/** Digit groups separated by single spaces or dashes: where card numbers are looked for. */
+const CARD_RUN = /(?<!\d)\d+(?:[ -]\d+)*(?!\d)/g
+const CARD_LIKE = /\d(?:[ -]?\d){12}/
+
+const isCard = (digits: string) =>
+  digits.length >= 13 && digits.length <= 19 && luhn(digits) && !/^(\d)\1+$/.test(digits)
+
+/**
+ * The card numbers in a run of digit groups: the longest leading groups that
+ * are one (the whole run when it is), again after it, then the longest
+ * trailing groups of what is left, so "4111 1111 1111 1111 123" (a CVV after
+ * the number) and "ref 12 4111 1111 1111 1111" still find the card. A card
+ * has at most 19 digits, so only a few group counts are ever tried.
+ */
+const cardsIn = (text: string, run: Span): Array<Span> => {
+  const groups = Array.from(text.slice(run.start, run.end).matchAll(/\d+/g), (m): Span => ({
+    start: run.start + m.index,
+    end: run.start + m.index + m[0].length
+  }))
+  const size = (g: Span) => g.end - g.start
+  const cardOf = (from: number, to: number): Span | undefined => {
+    const digits = groups.slice(from, to).map((g) => text.slice(g.start, g.end)).join("")
+    return isCard(digits) ? { start: groups[from]!.start, end: groups[to - 1]!.end } : undefined
+  }
+  const leading = (from: number) => {
+    let to = from
+    for (let digits = 0; to < groups.length && digits + size(groups[to]!) <= 19; to++) digits += size(groups[to]!)
+    for (; to > from; to--) {
+      const card = cardOf(from, to)
+      if (card !== undefined) return { card, to }
+    }
+    return undefined
+  }
+  const found: Array<Span> = []
+  let from = 0
+  for (let next = leading(from); next !== undefined; next = leading(from)) {
+    found.push(next.card)
+    from = next.to
+  }
+  let start = groups.length
+  for (let digits = 0; start > from && digits + size(groups[start - 1]!) <= 19; start--) digits += size(groups[start - 1]!)
+  for (; start < groups.length; start++) {
+    const card = cardOf(start, groups.length)
+    if (card !== undefined) {
+      found.push(card)
+      break
+    }
+  }
+  return found
+}
 
 const BUILT_IN: Record<Exclude<Detector, "regex">, (text: string) => Array<Span>> = {
-  email: (text) => spans(text, /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g),
+  // Starts only where a run of address characters starts: `\b` would retry at every dot of a long run (quadratic).
+  email: (text) => spans(text, /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g),
   // International (+ and 8-15 digits) or North American ((555) 123-4567, 555-123-4567, 555.123.4567).
   phone: (text) =>
     spans(
@@ -94,11 +167,14 @@ const BUILT_IN: Record<Exclude<Detector, "regex">, (text: string) => Array<Span>
       /(?<![\w+])(?:\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){1,4}|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?!\w)/g,
       (m) => digitsOf(m).length >= 8 && digitsOf(m).length <= 15
     ),
-  credit_card: (text) =>
-    spans(text, /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g, (m) => {
-      const digits = digitsOf(m)
-      return digits.length >= 13 && digits.length <= 19 && luhn(digits) && !/^(\d)\1+$/.test(digits)
-    }),
+  credit_card: (text) => {
+    const found: Array<Span> = []
+    // Most texts hold no 13 digits in a row (single separators allowed): nothing to look at.
+    if (!CARD_LIKE.test(text)) return found
+    // A run shorter than 13 characters holds fewer than 13 digits.
+    for (const run of spans(text, CARD_RUN, (m) => m.length >= 13)) found.push(...cardsIn(text, run))
+    return found
+  },
   api_key: (text) => {
     const known = spans(text, PROVIDER_KEYS)
     const covered = (s: Span) => known.some((k) => s.start < k.end && k.start < s.end)
@@ -109,7 +185,7 @@ const BUILT_IN: Record<Exclude<Detector, "regex">, (text: string) => Array<Span>
       text,
       /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g
     ),
-  iban: (text) => spans(text, /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g, ibanValid),
+  iban: (text) => spans(text, /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/gi, ibanValid),
   // Area 001-899 except 666, group 01-99, serial 0001-9999.
   us_ssn: (text) => spans(text, /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g)
 }
@@ -121,28 +197,69 @@ export interface Finder {
 
 export const MAX_PATTERN_LENGTH = 500
 
+/** A leading `(?i)`-style group of RE2 flags, which JavaScript's syntax does not have. */
+const INLINE_FLAGS = /^\(\?[imsU]+\)/
+
+/** Why a pattern failed to compile, without the pattern or a piece of it (answers never repeat the value sent). */
+const reasonOf = (cause: unknown) =>
+  (cause instanceof Error ? cause.message : String(cause))
+    .replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "")
+    .replace(/^error parsing regexp: /, "")
+    .replace(/: `[\s\S]*`$/, "")
+    .slice(0, 200)
+
 /**
- * Why a custom pattern is refused (it does not compile, is too long, or can
- * backtrack catastrophically: a repeated group that itself repeats), or
- * undefined when it is fine.
+ * Why a rule's pattern is refused, or undefined when it is fine. A pattern is
+ * JavaScript regular-expression syntax (Unicode mode), optionally after a
+ * leading `(?i)`, that RE2 also accepts: no lookaround, no backreferences.
+ * One that could backtrack catastrophically in a backtracking engine (a
+ * repeated group that itself repeats, `(a+)+`) is refused too, though RE2
+ * runs every pattern in linear time: the ones that slip past that check
+ * (`(a|a)+$`) still cannot stall a write.
  */
 export const patternProblem = (pattern: string): string | undefined => {
   if (pattern.length === 0) return "pattern must not be empty"
   if (pattern.length > MAX_PATTERN_LENGTH) return `pattern must be at most ${MAX_PATTERN_LENGTH} characters`
+  const body = pattern.replace(INLINE_FLAGS, "")
   try {
-    new RegExp(pattern, "gu")
+    new RegExp(body, "u")
   } catch (cause) {
-    return `pattern does not compile: ${cause instanceof Error ? cause.message : String(cause)}`
+    return `pattern does not compile: ${reasonOf(cause)}`
   }
-  if (/\\[1-9]|\\k</.test(pattern)) return "pattern must not use backreferences"
-  if (!safeRegex(pattern)) return "pattern can backtrack catastrophically (a repeated group that itself repeats); rewrite it"
-  if (new RegExp(pattern, "u").test("")) return "pattern matches the empty string"
+  let compiled: RE2JS
+  try {
+    compiled = RE2JS.compile(pattern)
+  } catch (cause) {
+    return `pattern does not compile in RE2 (no lookaround, no backreferences): ${reasonOf(cause)}`
+  }
+  if (!safeRegex(body)) return "pattern can backtrack catastrophically (a repeated group that itself repeats); rewrite it"
+  if (compiled.matcher("").find()) return "pattern matches the empty string"
   return undefined
+}
+
+/** Compiled patterns by source, so a write does not compile its space's patterns again. */
+const compiledPatterns = new Map<string, RE2JS>()
+const compilePattern = (pattern: string) => {
+  const known = compiledPatterns.get(pattern)
+  if (known !== undefined) return known
+  const compiled = RE2JS.compile(pattern)
+  if (compiledPatterns.size >= 1000) compiledPatterns.delete(compiledPatterns.keys().next().value!)
+  compiledPatterns.set(pattern, compiled)
+  return compiled
+}
+
+const patternSpans = (compiled: RE2JS) => (text: string): Array<Span> => {
+  const found: Array<Span> = []
+  const matcher = compiled.matcher(text)
+  while (matcher.find()) {
+    if (matcher.end() > matcher.start()) found.push({ start: matcher.start(), end: matcher.end() })
+  }
+  return found
 }
 
 /** The finder of a rule's detector; a regex rule's pattern was checked when the rule was saved. */
 export const finder = (detector: Detector, pattern: string | null): Finder => {
   if (detector !== "regex") return { detector, find: BUILT_IN[detector] }
-  const compiled = new RegExp(pattern ?? "(?!)", "gu")
-  return { detector, find: (text) => spans(text, compiled) }
+  if (pattern === null) return { detector, find: () => [] }
+  return { detector, find: patternSpans(compilePattern(pattern)) }
 }

@@ -171,10 +171,23 @@ export const makeDocuments = (deps: {
       const document = parsed.right
 
       const parts = chunkDocument(document, request.strategy === "pages" ? "pages" : "chunks")
-      const screened = yield* deps.screen(space, parts.map((chunk) => chunk.text), request.documentId)
+      // The file's name, its sheets' names and its headings are stored too (metadata, context): they pass the rules with the text.
+      const labels = parts.map((chunk) => [chunk.location.sheet ?? "", ...(chunk.location.heading_path ?? [])])
+      const screened = yield* deps.screen(space, [request.filename, ...parts.map((chunk) => chunk.text), ...labels.flat()], request.documentId)
       if (screened.blocked !== undefined) return yield* fail(item, `${request.filename}: ${screened.blocked}`)
-      const chunks = parts.map((chunk, i) => ({ ...chunk, text: screened.texts[i] ?? "" }))
-      const drafts = yield* memoriesOf(request, document, chunks)
+      let at = 1 + parts.length
+      const chunks = parts.map((chunk, i) => {
+        const [sheet = "", ...headings] = screened.texts.slice(at, at + labels[i]!.length)
+        at += labels[i]!.length
+        const location = {
+          ...chunk.location,
+          ...(chunk.location.sheet === undefined ? {} : { sheet }),
+          ...(chunk.location.heading_path === undefined ? {} : { heading_path: headings })
+        }
+        return { ...chunk, text: screened.texts[1 + i] ?? "", location }
+      })
+      const filename = screened.texts[0] ?? request.filename
+      const drafts = yield* memoriesOf({ ...request, filename }, document, chunks)
       if (drafts.length === 0) return yield* fail(item, `${request.filename}: no text was found in the file`)
       const storing: DocumentProgress = {
         stage: "storing",
@@ -192,7 +205,7 @@ export const makeDocuments = (deps: {
           source: "file",
           textLength: document.textLength,
           tags: request.tags,
-          filename: request.filename
+          filename
         },
         memories: drafts.map((draft, i) => ({
           ...draft,
