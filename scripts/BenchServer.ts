@@ -15,12 +15,25 @@ export const freePort = () =>
   })
 
 /** JSON calls to `url` with the current bearer token (none while it is empty); a 4xx or 5xx throws. */
+/**
+ * A GET is repeated (up to three times) when its connection fails, as a kept-alive socket closed by the server
+ * between two polls of a job does (ECONNRESET); a write is never repeated.
+ */
 export const jsonCaller = (url: string, token: () => string) => async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${url}${path}`, {
+  const send = () => fetch(`${url}${path}`, {
     method,
     headers: { "content-type": "application/json", ...(token() ? { authorization: `Bearer ${token()}` } : {}) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
+  let response: Response | undefined
+  for (let attempt = 1; response === undefined; attempt++) {
+    try {
+      response = await send()
+    } catch (error) {
+      if (method !== "GET" || attempt >= 3) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+    }
+  }
   const json = await response.json()
   if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
   return json

@@ -10,7 +10,10 @@
  * `--turn-chars C` writes chat turns of about C characters each (several
  * sentences, as an assistant writes them) instead of one sentence per item;
  * a space of about 500 such turns is what long-turn chats produce.
+ * Storing is reported as items per second (wall clock) and as the server's
+ * CPU time per item, which other work on a busy machine moves much less.
  */
+import { readFileSync } from "node:fs"
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 
 const total = Number(arg("--memories", "10000"))
@@ -70,8 +73,22 @@ function nextIndex() {
 }
 
 const server = await startBenchServer()
+/**
+ * The server's CPU time so far (user and system, all threads) in ms, from
+ * /proc (Linux, clock ticks of 10 ms): a figure a busy machine moves less
+ * than the wall-clock rate. Null where /proc cannot be read.
+ */
+const serverCpuMs = () => {
+  try {
+    const fields = readFileSync(`/proc/${server.child.pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return null
+  }
+}
 try {
   const started = performance.now()
+  const cpuStarted = serverCpuMs()
   let jobs: Array<string> = []
   for (let i = 0; i < total; i += 100) {
     const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: turnChars > 0 ? turn() : sentence() }))
@@ -84,6 +101,8 @@ try {
   }
   await waitForAll(jobs)
   const ingestSeconds = (performance.now() - started) / 1000
+  const cpuStored = serverCpuMs()
+  const ingestCpuMsPerItem = cpuStarted === null || cpuStored === null ? null : Number(((cpuStored - cpuStarted) / total).toFixed(1))
   const question = () => ({ space_id: "scale", query: `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`, limit: 10 })
   const timed = async () => {
     const t = performance.now()
@@ -142,13 +161,15 @@ try {
     graph_edges: graph.total_edges,
     server_rss_mb: Math.round(server.rssMb()),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
+    ingest_server_cpu_ms_per_item: ingestCpuMsPerItem,
     build_seconds: Math.round(ingestSeconds)
   }
   console.log(`${total} ${turnChars > 0 ? `turns of about ${turnChars} characters` : "memories"}: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
-    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s (built in ${summary.build_seconds} s)`)
+    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s (built in ${summary.build_seconds} s, ` +
+    `${ingestCpuMsPerItem ?? "?"} ms of server CPU per ${turnChars > 0 ? "turn" : "memory"})`)
   if (asJson) console.log(JSON.stringify(summary))
 } finally {
   await server.stop()

@@ -4,19 +4,7 @@
  * possessive or accents, so "Caroline", "Caroline's" and "caroline" are one
  * entity of the graph.
  */
-import type compromise from "compromise"
-import { createRequire } from "node:module"
-
-const requireCjs = createRequire(import.meta.url)
-let loadedNlp: typeof compromise | undefined
-/** compromise, loaded on first use (about 0.3 s and 15 MB of start-up otherwise): its CommonJS build, read synchronously. */
-const nlp = (text: string) => {
-  if (loadedNlp === undefined) {
-    const loaded: typeof compromise = requireCjs("compromise")
-    loadedNlp = loaded
-  }
-  return loadedNlp(text)
-}
+import { nlp, parseNames } from "./NameSentences.ts"
 
 export type EntityKind = "person" | "place" | "organization" | "thing"
 
@@ -47,13 +35,27 @@ export const entityKey = (name: string) =>
     .trim()
     .replace(/^the /, "")
 
+/** Answers of `isCommonWord` by lower-cased word: the same few words come back in every text. */
+const commonWords = new Map<string, boolean>()
+
 /** A one-word "proper noun" that is only a capitalised common word, or a calendar word. */
 const isCommonWord = (name: string) => {
   if (CALENDAR.has(entityKey(name))) return true
   if (/\s/.test(name) || /^[A-Z0-9]{2,}$/.test(name)) return false
-  const lower = nlp(name.toLowerCase())
-  return !lower.has("#ProperNoun") && lower.has(COMMON_WORD)
+  const word = name.toLowerCase()
+  let common = commonWords.get(word)
+  if (common === undefined) {
+    const lower = nlp()(word)
+    common = !lower.has("#ProperNoun") && lower.has(COMMON_WORD)
+    if (commonWords.size >= 10_000) commonWords.clear()
+    commonWords.set(word, common)
+  }
+  return common
 }
+
+/** compromise's `out("array")`, typed. */
+const strings = (out: unknown): Array<string> =>
+  Array.isArray(out) ? out.filter((s): s is string => typeof s === "string") : []
 
 /** A calendar word at either end of a run of names ("January Nate") is a date beside a name, not part of it. */
 const trimCalendar = (name: string) => {
@@ -69,7 +71,6 @@ const trimCalendar = (name: string) => {
  * user_id, agent_id and session_id) never are.
  */
 export const extractEntities = (text: string, speaker: string | null, exclude: ReadonlyArray<string> = []): Array<Entity> => {
-  const doc = nlp(text)
   const found = new Map<string, Entity>()
   const excluded = new Set(exclude.map(entityKey))
   const add = (raw: string, kind: EntityKind) => {
@@ -85,10 +86,13 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
     }
   }
   if (speaker) add(speaker, "person")
-  for (const name of doc.people().out("array") as Array<string>) add(name, "person")
-  for (const name of doc.places().out("array") as Array<string>) add(name, "place")
-  for (const name of doc.organizations().out("array") as Array<string>) add(name, "organization")
-  for (const name of doc.match("#ProperNoun+").out("array") as Array<string>) add(name, "thing")
+  const doc = parseNames(text)
+  if (doc !== undefined) {
+    for (const name of strings(doc.people().out("array"))) add(name, "person")
+    for (const name of strings(doc.places().out("array"))) add(name, "place")
+    for (const name of strings(doc.organizations().out("array"))) add(name, "organization")
+    for (const name of strings(doc.match("#ProperNoun+").out("array"))) add(name, "thing")
+  }
   for (const acronym of text.match(/\b[A-Z]{2,}[A-Z+]*\b/g) ?? []) add(acronym, "thing")
   return [...found.values()]
 }
