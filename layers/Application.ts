@@ -27,6 +27,7 @@ import { SpaceMembers } from "../src/spaces/SpaceMembers.ts"
 import { RuleRepo } from "../services/store/RuleRepo.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
+import { Portability } from "../src/portability/Portability.ts"
 import { Feedback } from "../src/metering/Feedback.ts"
 import { Billing } from "../src/metering/Billing.ts"
 import { Metering } from "../src/metering/Metering.ts"
@@ -40,6 +41,9 @@ import { SpaceRepo } from "../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../services/store/ModelRepo.ts"
 import { WebhookRepo } from "../services/store/WebhookRepo.ts"
 import { LedgerRepo } from "../services/store/LedgerRepo.ts"
+import { ExportRepo } from "../services/store/ExportRepo.ts"
+import { ImportRepo } from "../services/store/ImportRepo.ts"
+import { PortabilityRepo } from "../services/store/PortabilityRepo.ts"
 
 /** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
 export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
@@ -52,6 +56,9 @@ export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
     WebhookRepo.Default,
     RuleRepo.Default,
     DocumentRepo.Default,
+    PortabilityRepo.Default,
+    ExportRepo.Default,
+    ImportRepo.Default,
     LedgerRepo.Default,
     ReasonSettings.Default,
     SpaceProfiles.Default,
@@ -80,6 +87,7 @@ export const Services = Layer.mergeAll(
   MemoryModels.Default,
   Webhooks.Default,
   Documents.Default,
+  Portability.Default,
   Metering.Default,
   Feedback.Default,
   UsageReports.Default,

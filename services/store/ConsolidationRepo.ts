@@ -103,8 +103,9 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             occurred_end float8, source_ids text[], position integer, embedding text, embedder text)
           ORDER BY m.position
           RETURNING ${indexColumns}`.pipe(Effect.flatMap(decodeIndexed))
-        yield* sql`INSERT INTO memory_history (memory_id, change, previous, changed_at)
-          SELECT id, 'created', NULL, ${now}::timestamptz FROM unnest(${syntheses.map((s) => s.id)}::text[]) AS id`
+        yield* sql`INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
+          SELECT ${space.orgId}, ${space.spaceId}, id, 'created', NULL, ${now}::timestamptz
+          FROM unnest(${syntheses.map((s) => s.id)}::text[]) AS id`
         return inserted
       })
 
@@ -112,8 +113,8 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
     const rewrite = (space: SpaceRef, changes: ReadonlyArray<{ readonly before: Memory; readonly after: Synthesis }>, now: Date) =>
       Effect.gen(function*() {
         if (changes.length === 0) return [] as ReadonlyArray<IndexedMemory>
-        yield* sql`INSERT INTO memory_history (memory_id, change, previous, changed_at)
-          SELECT v.id, 'edited', v.previous, ${now}::timestamptz
+        yield* sql`INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
+          SELECT ${space.orgId}, ${space.spaceId}, v.id, 'edited', v.previous, ${now}::timestamptz
           FROM jsonb_to_recordset(${JSON.stringify(changes.map(({ before }) => ({
             id: before.id,
             previous: { text: before.text, context: before.context, metadata: before.metadata, tags: before.tags, state: before.state }

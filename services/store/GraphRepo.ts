@@ -73,7 +73,7 @@ export class GraphRepo extends Effect.Service<GraphRepo>()("engram/store/GraphRe
           const row = rows[0]
           if (row === undefined) return Option.none<EntityDetail>()
           const observations = yield* sql`SELECT m.text, x.mentioned_at FROM entity_mentions x
-            JOIN memories m ON m.id = x.memory_id
+            JOIN memories m ON m.org_id = x.org_id AND m.space_id = x.space_id AND m.id = x.memory_id
             WHERE x.org_id = ${space.orgId} AND x.space_id = ${space.spaceId} AND x.entity_id = ${entityId}
             ORDER BY x.mentioned_at DESC, x.memory_id LIMIT ${OBSERVATIONS}`.pipe(Effect.flatMap(decodeObservations))
           return Option.some({

@@ -13,6 +13,7 @@ import m0009 from "./migrations/0009_billing.ts"
 import m0010 from "./migrations/0010_injections.ts"
 import m0011 from "./migrations/0011_ledger_debit.ts"
 import m0012 from "./migrations/0012_control_plane.ts"
+import m0013 from "./migrations/0013_portability.ts"
 
 const run = Migrator.make({})
 
@@ -29,7 +30,8 @@ const MIGRATIONS = {
   "0009_billing": m0009,
   "0010_injections": m0010,
   "0011_ledger_debit": m0011,
-  "0012_control_plane": m0012
+  "0012_control_plane": m0012,
+  "0013_portability": m0013
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

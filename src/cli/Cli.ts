@@ -1,4 +1,4 @@
-/** The operator CLI: `engram serve | bootstrap | keys create|list|revoke | reembed | feedback list`. */
+/** The operator CLI: `engram serve | bootstrap | keys create|list|revoke | reembed | feedback list | export | import`. */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -11,6 +11,7 @@ import { Embedder } from "../../services/embedder/Embedder.ts"
 import { FeedbackRepo, FeedbackRow } from "../../services/store/FeedbackRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { OrgId, SpaceId } from "../domain/Ids.ts"
+import { portabilityCommands } from "./PortabilityCommands.ts"
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
@@ -93,11 +94,12 @@ const reembed = Command.make("reembed", { orgId, spaceId: Options.text("space") 
     yield* (yield* Accounts).operator(args.orgId)
     const embedder = yield* Embedder
     const repo = yield* MemoryRepo
-    const stale = yield* repo.staleEmbeddings({ orgId: OrgId.make(args.orgId), spaceId: SpaceId.make(args.spaceId) }, embedder.id)
+    const space = { orgId: OrgId.make(args.orgId), spaceId: SpaceId.make(args.spaceId) }
+    const stale = yield* repo.staleEmbeddings(space, embedder.id)
     for (let i = 0; i < stale.length; i += 256) {
       const batch = stale.slice(i, i + 256)
       const vectors = yield* embedder.embed(batch.map((m) => m.text))
-      yield* repo.setEmbeddings(embedder.id, batch.map((m, j) => [m.id, vectors[j]!] as const))
+      yield* repo.setEmbeddings(space, embedder.id, batch.map((m, j) => [m.id, vectors[j]!] as const))
     }
     yield* printJson({ space_id: args.spaceId, embedder: embedder.id, reembedded: stale.length })
   }))).pipe(Command.withDescription("Re-embed a space's memories with the configured embedder (after changing it)"))
@@ -145,7 +147,7 @@ const feedback = Command.make("feedback").pipe(
 )
 
 export const cli = Command.make("engram").pipe(
-  Command.withSubcommands([serve, bootstrap, keys, reembed, feedback]),
+  Command.withSubcommands([serve, bootstrap, keys, reembed, feedback, ...portabilityCommands]),
   Command.run({ name: "engram", version: "0.1.0" })
 )
 

@@ -23,6 +23,7 @@ import { SpaceMembersApi } from "./SpaceMembersApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./Webhooks.ts"
 import { DocumentsApi } from "./Documents.ts"
+import { PortabilityApi } from "./PortabilityApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(SystemApi)
@@ -47,6 +48,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(MemoryModelsApi)
   .add(WebhooksApi)
   .add(DocumentsApi)
+  .add(PortabilityApi)
   .add(UsageApi)
   .add(FeedbackApi)
   .add(BillingApi)

@@ -19,6 +19,8 @@ import { WebhookHandlers } from "./WebhookHandlers.ts"
 import { DocumentHandlers } from "./DocumentHandlers.ts"
 import { registerOwnBody } from "./BodyGuard.ts"
 import { UPLOAD_PATH } from "../domain/Documents.ts"
+import { IMPORTS_PATH } from "../domain/PortabilityApi.ts"
+import { PortabilityHandlers } from "./PortabilityHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { ProfileHandlers } from "./ProfileHandlers.ts"
@@ -33,6 +35,8 @@ import { BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
 
 // Uploads stream their own multipart body under their own limits (the JSON guard would refuse it).
 registerOwnBody("POST", UPLOAD_PATH)
+// Imports stream the export file to disk under their own limit (MAX_IMPORT_BYTES).
+registerOwnBody("POST", IMPORTS_PATH)
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
@@ -41,6 +45,7 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SwitchHandlers, InvitationHandlers]),
   Layer.provide([ProjectHandlers, RuleHandlers, SpaceMemberHandlers]),
   Layer.provide([ExtractionSettingsHandlers]),
+  Layer.provide([PortabilityHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -307,7 +307,7 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
           if (Option.isNone(yield* memories.find(ref, memoryId))) {
             return yield* new NotFound({ message: `memory ${memoryId} not found` })
           }
-          const entries = yield* memories.history(memoryId)
+          const entries = yield* memories.history(ref, memoryId)
           return { memory_id: memoryId, entries, total: entries.length }
         }),
 

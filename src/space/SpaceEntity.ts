@@ -39,6 +39,10 @@ import { makeConsolidation } from "./ConsolidationLoop.ts"
 import { makeDrain } from "./DrainLoop.ts"
 import { makeDocuments } from "./DocumentLoop.ts"
 import { DocumentRepo } from "../../services/store/DocumentRepo.ts"
+import { ExportRepo } from "../../services/store/ExportRepo.ts"
+import { ImportRepo } from "../../services/store/ImportRepo.ts"
+import { PortabilityRepo } from "../../services/store/PortabilityRepo.ts"
+import { makePortability } from "../portability/PortabilityLoop.ts"
 import { join } from "node:path"
 import { SpaceClock } from "./SpaceClock.ts"
 import { makeRecall } from "./SpaceRecall.ts"
@@ -215,6 +219,30 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   yield* supervise({ loop: "documents", space, signal: documentLoop.signal, step: documentStep })
   yield* documentLoop.nudge
 
+  // Exports and imports, one job at a time; an import's transaction is the writer's one change, then the index reloads.
+  const portability = yield* makePortability({
+    space,
+    jobs: yield* PortabilityRepo,
+    exports: yield* ExportRepo,
+    imports: yield* ImportRepo,
+    rules: yield* RuleRepo,
+    webhooks,
+    ledger,
+    embedder,
+    alone: writer.alone,
+    reload: Effect.suspend(() => {
+      state.clear()
+      loaded = false
+      return ensureLoaded
+    }).pipe(Effect.catchTag("SpaceMissing", () => Effect.void))
+  })
+  const portabilityStep = ensureLoaded.pipe(
+    Effect.zipRight(portability.step),
+    Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
+  )
+  yield* supervise({ loop: "portability", space, signal: portability.signal, step: portabilityStep })
+  yield* portability.nudge
+
   // Webhook deliveries need no index: they are rows of the store, sent and settled by this loop.
   const delivery = yield* makeDelivery({
     space,
@@ -255,6 +283,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
         Effect.zipRight(consolidationWoken),
         Effect.zipRight(refresh.woken),
         Effect.zipRight(documentLoop.nudge),
+        Effect.zipRight(portability.nudge),
         Effect.zipRight(delivery.nudge)
       ),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.

@@ -371,6 +371,8 @@ export const makeWriter = (deps: {
     return {
       /** Milliseconds since the last change finished. */
       quietFor: () => Date.now() - lastChangeAt,
+      /** A change made outside this module (an import of the whole space), run alone like every change here. */
+      alone: <A, E, R>(effect: Effect.Effect<A, E, R>) => exclusive("import")(effect),
       write,
       storeQueued,
       failQueued,
