@@ -12,6 +12,7 @@ import type { Job } from "../../src/domain/Memories.ts"
 import { WriteItem } from "../../src/domain/SpaceProtocol.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
+import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
 
 /** A queued item: its write, or why its stored payload could not be read. */
 export interface QueuedItem {
@@ -193,13 +194,18 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
     return {
       get,
 
-      /** A job of writes; the positions in `refused` are failed from the start with their reason (a space's rule blocked them). */
+      /**
+       * A job of writes; the positions in `refused` are failed from the start
+       * with their reason (a space's rule blocked them). `also` runs in the
+       * same transaction (the rules' events queued to the outbox).
+       */
       create: (
         space: SpaceRef,
         jobId: string,
         writes: ReadonlyArray<WriteItem>,
         now: Date,
-        refused: ReadonlyMap<number, string> = new Map()
+        refused: ReadonlyMap<number, string> = new Map(),
+        also: Effect.Effect<unknown, ServiceUnavailable> = Effect.void
       ) =>
         Effect.gen(function*() {
           yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, created_at, updated_at)
@@ -213,6 +219,7 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
               error: refused.get(position) ?? null
             })))
           }`
+          yield* also
         }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("JobRepo.create")),
 
       /** Cancels the items not yet started; answers the job afterwards. */

@@ -19,3 +19,9 @@ export interface SpaceRef {
   readonly orgId: OrgId
   readonly spaceId: SpaceId
 }
+
+/** The space `spaceId` of the organization a caller acts for (a principal, or anything with its org id). */
+export const spaceRef = (caller: { readonly orgId: string }, spaceId: string): SpaceRef => ({
+  orgId: OrgId.make(caller.orgId),
+  spaceId: SpaceId.make(spaceId)
+})

@@ -32,6 +32,17 @@ export const WriteItem = Schema.Struct({
 })
 export type WriteItem = typeof WriteItem.Type
 
+/**
+ * A webhook event a caller hands to the space with a change, queued in the
+ * change's own transaction (a rule's `security.policy_triggered` for the
+ * redaction it made to a write or an edit): reported if and only if the
+ * change is made.
+ */
+export const OutboxEventPayload = Schema.Struct({ eventType: Schema.String, operationId: Schema.String, body: Schema.String })
+
+/** Events that travel with a change; none by default. */
+const withEvents = Schema.optionalWith(Schema.Array(OutboxEventPayload), { default: () => [] })
+
 export const WriteResult = Schema.Struct({ documentId: Schema.String, memories: Schema.Array(StoredMemory) })
 
 export const Recall = Schema.Struct({
@@ -72,7 +83,8 @@ export const MemoryEdit = Schema.Struct({
   context: Schema.optional(Schema.String),
   metadata: Schema.optional(Metadata),
   tags: Schema.optional(Schema.Array(Schema.String)),
-  state: Schema.optional(MemoryState)
+  state: Schema.optional(MemoryState),
+  events: withEvents
 })
 export type MemoryEdit = typeof MemoryEdit.Type
 
@@ -87,7 +99,7 @@ export class SpaceMissing extends Schema.TaggedError<SpaceMissing>()("SpaceMissi
 export const SpaceFailure = Schema.Union(SpaceMissing, ServiceUnavailable, InternalError)
 
 export const SpaceEntity = Entity.make("Space", [
-  Rpc.make("Write", { payload: { items: Schema.Array(WriteItem) }, success: Schema.Array(WriteResult), error: SpaceFailure }),
+  Rpc.make("Write", { payload: { items: Schema.Array(WriteItem), events: withEvents }, success: Schema.Array(WriteResult), error: SpaceFailure }),
   Rpc.make("Recall", { payload: Recall, success: RecallResult, error: SpaceFailure }),
   Rpc.make("Edit", { payload: MemoryEdit, success: MemoryItem, error: Schema.Union(NotFound, SpaceFailure) }),
   Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),

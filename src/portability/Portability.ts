@@ -8,7 +8,7 @@ import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
 import { IncomingMessage } from "node:http"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, type ServiceUnavailable } from "../domain/Errors.ts"
-import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
+import { spaceRef, type SpaceRef } from "../domain/Ids.ts"
 import { type PrincipalShape, requireRole, requireSession } from "../domain/Principal.ts"
 import { type ExportJob, type ImportJob, MAX_IMPORT_BYTES, NDJSON } from "../domain/PortabilityApi.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
@@ -58,7 +58,7 @@ export class Portability extends Effect.Service<Portability>()("engram/portabili
       requireSession.pipe(
         Effect.zipRight(spaces.get(principal, spaceId)),
         Effect.zipRight(requireRole("owner", "admin")),
-        Effect.as<SpaceRef>({ orgId: OrgId.make(principal.orgId), spaceId: SpaceId.make(spaceId) })
+        Effect.as(spaceRef(principal, spaceId))
       )
 
     /** The job is durable already; a wake not delivered is caught by the waker's next round. */

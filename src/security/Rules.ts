@@ -7,7 +7,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
-import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
+import { spaceRef, type SpaceRef } from "../domain/Ids.ts"
 import { type PrincipalShape, requireRole, requireSession } from "../domain/Principal.ts"
 import type { CreateRuleRequest, Rule, UpdateRuleRequest } from "../domain/Rules.ts"
 import type { WriteItem } from "../domain/SpaceProtocol.ts"
@@ -15,7 +15,7 @@ import { newId } from "../identity/Ids.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { policyTriggered } from "../webhooks/Events.ts"
 import { RuleRepo } from "../../services/store/RuleRepo.ts"
-import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { type OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
 import type { Detector } from "./Detectors.ts"
 import { patternProblem } from "./Detectors.ts"
 import { compile, screenRecord, screenText } from "./Screen.ts"
@@ -36,6 +36,12 @@ export interface ScreenedWrite {
   readonly write: WriteItem
   /** Why the write is refused, naming the rule and its detector (never the matched text). */
   readonly blocked: string | undefined
+  /**
+   * The `security.policy_triggered` event when a rule touched the write. Not
+   * queued here: the caller queues it in the transaction that stores (or
+   * refuses) the write, so it is reported if and only if that happens.
+   */
+  readonly event: OutboxEvent | undefined
 }
 
 const checkPattern = (detector: Detector, pattern: string | null | undefined) => {
@@ -56,15 +62,14 @@ const checkPattern = (detector: Detector, pattern: string | null | undefined) =>
 export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
   /**
    * Screens writes to a space: content, context and every string in the
-   * metadata. Reports each write a rule touched as a
-   * `security.policy_triggered` event to the space's webhooks.
+   * metadata. Each write a rule touched carries its
+   * `security.policy_triggered` event for the caller to queue.
    */
   const screen = Effect.fn("Rules.screen")(function*(space: SpaceRef, writes: ReadonlyArray<WriteItem>) {
     const stored = yield* repo.enabledIfSpace(space)
     const now = new Date(yield* Clock.currentTimeMillis)
     const rules = compile(Option.getOrElse(stored, () => defaultRules(now)))
-    if (rules.length === 0) return writes.map((write): ScreenedWrite => ({ write, blocked: undefined }))
-    const events = []
+    if (rules.length === 0) return writes.map((write): ScreenedWrite => ({ write, blocked: undefined, event: undefined }))
     const screened: Array<ScreenedWrite> = []
     for (const write of writes) {
       const content = screenText(rules, write.content)
@@ -74,41 +79,44 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
       const blockedBy = found.blockedBy
       if (blockedBy !== undefined) {
         const blocked = `blocked by the space's rule "${blockedBy.name}" (detector ${blockedBy.detector})`
-        screened.push({ write: { ...write, content: "", context: "", metadata: {} }, blocked })
-        events.push(policyTriggered(space, {
-          action: "block",
-          detector: blockedBy.detector,
-          matchedTypes: [blockedBy.detector],
-          documentId: write.documentId,
-          message: `${blocked}; nothing of the item was stored`
-        }, now))
+        screened.push({
+          write: { ...write, content: "", context: "", metadata: {} },
+          blocked,
+          event: policyTriggered(space, {
+            action: "block",
+            detector: blockedBy.detector,
+            matchedTypes: [blockedBy.detector],
+            documentId: write.documentId,
+            message: `${blocked}; nothing of the item was stored`
+          }, now)
+        })
         continue
       }
       if (found.redacted.size === 0) {
-        screened.push({ write, blocked: undefined })
+        screened.push({ write, blocked: undefined, event: undefined })
         continue
       }
       const types = [...found.redacted]
       screened.push({
         write: { ...write, content: content.text, context: context.text, metadata },
-        blocked: undefined
+        blocked: undefined,
+        event: policyTriggered(space, {
+          action: "redact",
+          detector: types[0]!,
+          matchedTypes: types,
+          documentId: write.documentId,
+          message: `redacted ${types.join(", ")} before the item was stored`
+        }, now)
       })
-      events.push(policyTriggered(space, {
-        action: "redact",
-        detector: types[0]!,
-        matchedTypes: types,
-        documentId: write.documentId,
-        message: `redacted ${types.join(", ")} before the item was stored`
-      }, now))
     }
-    yield* Effect.annotateCurrentSpan({ screened: writes.length, triggered: events.length })
-    if (events.length > 0) yield* webhooks.enqueue(space, events, now)
+    yield* Effect.annotateCurrentSpan({ screened: writes.length, triggered: screened.filter((s) => s.event !== undefined).length })
     return screened
   })
 
   /**
    * Screens a document's chunks before any is stored: one block match refuses
    * the whole file; redactions are reported as one event for the document.
+   * The events are for the caller to queue with the file's outcome.
    */
   const screenDocument = Effect.fn("Rules.screenDocument")(function*(
     space: SpaceRef,
@@ -124,32 +132,40 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
       const result = screenText(rules, text)
       if (result.blockedBy !== undefined) {
         const blocked = `blocked by the space's rule "${result.blockedBy.name}" (detector ${result.blockedBy.detector})`
-        yield* webhooks.enqueue(space, [policyTriggered(space, {
+        const event = policyTriggered(space, {
           action: "block",
           detector: result.blockedBy.detector,
           matchedTypes: [result.blockedBy.detector],
           documentId,
           message: `${blocked}; nothing of the file was stored`
-        }, now)], now)
-        return { texts: [], blocked }
+        }, now)
+        return { texts: [], blocked, events: [event] }
       }
       for (const d of result.redacted) redacted.add(d)
       out.push(result.text)
     }
-    if (redacted.size > 0) {
-      const types = [...redacted]
-      yield* webhooks.enqueue(space, [policyTriggered(space, {
-        action: "redact",
-        detector: types[0]!,
-        matchedTypes: types,
-        documentId,
-        message: `redacted ${types.join(", ")} before the file's memories were stored`
-      }, now)], now)
-    }
-    return { texts: out, blocked: undefined }
+    if (redacted.size === 0) return { texts: out, blocked: undefined, events: [] }
+    const types = [...redacted]
+    const event = policyTriggered(space, {
+      action: "redact",
+      detector: types[0]!,
+      matchedTypes: types,
+      documentId,
+      message: `redacted ${types.join(", ")} before the file's memories were stored`
+    }, now)
+    return { texts: out, blocked: undefined, events: [event] }
   })
 
-  return { screen, screenDocument }
+  /**
+   * Queues events alone (one statement): for a refusal that stores nothing
+   * else, or inside the caller's transaction when it runs in one.
+   */
+  const report = (space: SpaceRef, events: ReadonlyArray<OutboxEvent>) =>
+    events.length === 0
+      ? Effect.succeed(0)
+      : Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.enqueue(space, events, new Date(now)))
+
+  return { screen, screenDocument, report }
 }
 
 export class Rules extends Effect.Service<Rules>()("engram/security/Rules", {
@@ -159,10 +175,7 @@ export class Rules extends Effect.Service<Rules>()("engram/security/Rules", {
     const webhooks = yield* WebhookRepo
     const spaces = yield* Spaces
 
-    const ref = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
-      orgId: OrgId.make(principal.orgId),
-      spaceId: SpaceId.make(spaceId)
-    })
+    const ref = spaceRef
     /** The caller's space (403/404 otherwise), for its owner on a session. */
     const owned = (principal: PrincipalShape, spaceId: string) =>
       requireSession.pipe(
@@ -172,10 +185,11 @@ export class Rules extends Effect.Service<Rules>()("engram/security/Rules", {
       )
     const missing = (ruleId: string) => new NotFound({ message: `rule ${ruleId} not found` })
 
-    const { screen } = makeScreen(repo, webhooks)
+    const { report, screen } = makeScreen(repo, webhooks)
 
     return {
       screen,
+      report,
 
       list: (principal: PrincipalShape, spaceId: string) =>
         Effect.flatMap(owned(principal, spaceId), (space) =>

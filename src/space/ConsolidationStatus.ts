@@ -6,7 +6,7 @@ import type { ConsolidationStatus } from "../domain/ConsolidationApi.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { Spaces } from "../spaces/Spaces.ts"
-import { spaceRef } from "./MemoryService.ts"
+import { spaceRef } from "../domain/Ids.ts"
 
 export class ConsolidationStatusService extends Effect.Service<ConsolidationStatusService>()("engram/space/ConsolidationStatus", {
   dependencies: [Spaces.Default, ConsolidationRepo.Default],

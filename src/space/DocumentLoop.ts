@@ -20,6 +20,7 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { DocumentRepo } from "../../services/store/DocumentRepo.ts"
 import type { DocumentProgress, DocumentRequest, JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
+import type { OutboxEvent } from "../../services/store/WebhookRepo.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import { unavailable } from "./WritePreparation.ts"
@@ -54,7 +55,12 @@ export const makeDocuments = (deps: {
     space: SpaceRef,
     texts: ReadonlyArray<string>,
     documentId: string
-  ) => Effect.Effect<{ readonly texts: ReadonlyArray<string>; readonly blocked: string | undefined }, ServiceUnavailable>
+  ) => Effect.Effect<{
+    readonly texts: ReadonlyArray<string>
+    readonly blocked: string | undefined
+    /** What the rules did, queued with the file's outcome (its memories stored, or its job failed). */
+    readonly events: ReadonlyArray<OutboxEvent>
+  }, ServiceUnavailable>
   readonly extractor: ExtractorShape
   readonly embedder: EmbedderShape
   /** Where OCR keeps its working files. */
@@ -65,8 +71,8 @@ export const makeDocuments = (deps: {
     const { documents, embedder, jobs, space, writer } = deps
     const wake = yield* Queue.sliding<void>(1)
 
-    const fail = (item: QueuedItem, message: string) =>
-      writer.failQueued([item], message, documents.dropFile(item.jobId)).pipe(Effect.as({ more: true, lagMs: 0 }))
+    const fail = (item: QueuedItem, message: string, events: ReadonlyArray<OutboxEvent> = []) =>
+      writer.failQueued([item], message, documents.dropFile(item.jobId), events).pipe(Effect.as({ more: true, lagMs: 0 }))
 
     const embed = (texts: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -174,7 +180,7 @@ export const makeDocuments = (deps: {
       // The file's name, its sheets' names and its headings are stored too (metadata, context): they pass the rules with the text.
       const labels = parts.map((chunk) => [chunk.location.sheet ?? "", ...(chunk.location.heading_path ?? [])])
       const screened = yield* deps.screen(space, [request.filename, ...parts.map((chunk) => chunk.text), ...labels.flat()], request.documentId)
-      if (screened.blocked !== undefined) return yield* fail(item, `${request.filename}: ${screened.blocked}`)
+      if (screened.blocked !== undefined) return yield* fail(item, `${request.filename}: ${screened.blocked}`, screened.events)
       let at = 1 + parts.length
       const chunks = parts.map((chunk, i) => {
         const [sheet = "", ...headings] = screened.texts.slice(at, at + labels[i]!.length)
@@ -213,7 +219,7 @@ export const makeDocuments = (deps: {
           embedder: vectors[i] ? embedder.id : null
         }))
       }
-      yield* writer.storeQueued([item], [Either.right(writes)], documents.dropFile(item.jobId))
+      yield* writer.storeQueued([item], [Either.right(writes)], documents.dropFile(item.jobId), screened.events)
       yield* Effect.annotateCurrentSpan({ format: document.format, memories: writes.memories.length, units: document.units.count })
       return { more: true, lagMs }
     }).pipe(Effect.annotateSpans({ space_id: space.spaceId }))

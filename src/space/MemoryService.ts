@@ -8,7 +8,7 @@ import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.
 import type { BatchRequest, MemoryListQuery, PatchMemoryRequest, RecordItem, RetrieveRequest } from "../domain/Memories.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
-import { OrgId, SpaceId, type SpaceRef } from "../domain/Ids.ts"
+import { spaceRef, type SpaceRef } from "../domain/Ids.ts"
 import { listItem } from "../domain/MemoryViews.ts"
 import { type Exclusion, SpaceEntity, spaceEntityId, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
@@ -54,11 +54,6 @@ const clusterDown = (error: { _tag: string }) =>
 /** What the cluster client itself can fail with (mailbox full, storage down), as a 503. */
 export const reachable = { MailboxFull: clusterDown, AlreadyProcessingMessage: clusterDown, PersistenceError: clusterDown }
 
-/** The caller's organization and a validated space id: where the space lives. */
-export const spaceRef = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
-  orgId: OrgId.make(principal.orgId),
-  spaceId: SpaceId.make(spaceId)
-})
 
 export class MemoryService extends Effect.Service<MemoryService>()("engram/space/MemoryService", {
   dependencies: [Spaces.Default, MemoryRepo.Default, JobRepo.Default, Receipts.Default, Metering.Default, Injections.Default, Rules.Default],
@@ -121,12 +116,15 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       const jobId = `job_${randomBase62(20)}`
       // The space's rules run before the job is stored: a queued payload never holds what they redact or block.
       const screened = yield* rules.screen(ref, items.map((item) => toWriteItem(principal, item, now)))
+      // What the rules did is reported in the job's own transaction: if and only if the job is acknowledged.
+      const events = screened.flatMap((s) => (s.event === undefined ? [] : [s.event]))
       yield* jobs.create(
         ref,
         jobId,
         screened.map((s) => s.write),
         new Date(now),
-        new Map(screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const])))
+        new Map(screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const]))),
+        rules.report(ref, events)
       )
       // The job is durable already; waking the space must not hold the acknowledgement back (the waker catches a lost one).
       yield* at(ref).Wake(undefined, { discard: true }).pipe(
@@ -139,26 +137,31 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
     const whyMissing = (principal: PrincipalShape, spaceId: string) => () => spaces.missing(principal.orgId, spaceId)
 
     /**
-     * An edit's new text, context and metadata pass the space's rules like a
-     * write: redacted, or the edit refused when a block rule matches.
+     * One write through the space's rules, with the event to queue in the
+     * transaction that makes it. A blocked write stores nothing: its event is
+     * queued alone, the entity woken to deliver it, and the call refused (422).
      */
+    const screenOne = Effect.fn("Memories.screenOne")(function*(ref: SpaceRef, write: WriteItem, refused: string) {
+      const [screened] = yield* rules.screen(ref, [write])
+      const events = screened?.event === undefined ? [] : [screened.event]
+      if (screened === undefined || screened.blocked === undefined) return { write: screened?.write ?? write, events }
+      yield* rules.report(ref, events)
+      yield* at(ref).Wake(undefined, { discard: true }).pipe(Effect.ignore)
+      return yield* new ValidationError({ message: `${refused}: ${screened.blocked}` })
+    })
+
+    /** An edit's new text, context and metadata pass the space's rules like a write: redacted, or the edit refused. */
     const screenEdit = Effect.fn("Memories.screenEdit")(function*(principal: PrincipalShape, ref: SpaceRef, patch: PatchMemoryRequest) {
-      if (patch.text === undefined && patch.context === undefined && patch.metadata === undefined) return patch
+      if (patch.text === undefined && patch.context === undefined && patch.metadata === undefined) return { ...patch, events: [] }
       const now = yield* Clock.currentTimeMillis
-      const [screened] = yield* rules.screen(ref, [toWriteItem(principal, {
-        content: patch.text ?? "",
-        context: patch.context,
-        metadata: patch.metadata
-      }, now)])
-      if (screened!.blocked !== undefined) {
-        yield* at(ref).Wake(undefined, { discard: true }).pipe(Effect.ignore)
-        return yield* new ValidationError({ message: `this edit was not made: ${screened!.blocked}` })
-      }
+      const item = toWriteItem(principal, { content: patch.text ?? "", context: patch.context, metadata: patch.metadata }, now)
+      const { events, write } = yield* screenOne(ref, item, "this edit was not made")
       return {
         ...patch,
-        ...(patch.text === undefined ? {} : { text: screened!.write.content }),
-        ...(patch.context === undefined ? {} : { context: screened!.write.context }),
-        ...(patch.metadata === undefined ? {} : { metadata: screened!.write.metadata })
+        ...(patch.text === undefined ? {} : { text: write.content }),
+        ...(patch.context === undefined ? {} : { context: write.context }),
+        ...(patch.metadata === undefined ? {} : { metadata: write.metadata }),
+        events
       }
     })
 
@@ -173,13 +176,8 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       /** Screened with the rules of the space it reaches, then written by that space's entity. */
       const writeTo = (ref: SpaceRef) =>
         Effect.gen(function*() {
-          const [screened] = yield* rules.screen(ref, [toWriteItem(principal, item, now)])
-          if (screened!.blocked !== undefined) {
-            // Wakes the entity so the policy event queued with the refusal is delivered.
-            yield* at(ref).Wake(undefined, { discard: true }).pipe(Effect.ignore)
-            return yield* new ValidationError({ message: `this item was not stored: ${screened!.blocked}` })
-          }
-          return yield* at(ref).Write({ items: [screened!.write] }).pipe(Effect.catchTags(reachable))
+          const { events, write } = yield* screenOne(ref, toWriteItem(principal, item, now), "this item was not stored")
+          return yield* at(ref).Write({ items: [write], events }).pipe(Effect.catchTags(reachable))
         })
       const [result] = yield* writeTo(spaceRef(principal, spaceId)).pipe(
         Effect.catchTag("SpaceMissing", () =>

@@ -23,7 +23,7 @@ import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { ModelRepo } from "../../services/store/ModelRepo.ts"
-import { WebhookRepo } from "../../services/store/WebhookRepo.ts"
+import { type OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
 import { RuleRepo } from "../../services/store/RuleRepo.ts"
 import { makeScreen } from "../security/Rules.ts"
 import { LedgerRepo } from "../../services/store/LedgerRepo.ts"
@@ -258,10 +258,10 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
   yield* delivery.nudge
 
-  const write = (item: WriteItem, settings: ExtractionSettingsValues) =>
+  const write = (item: WriteItem, settings: ExtractionSettingsValues, events: ReadonlyArray<OutboxEvent>) =>
     Effect.gen(function*() {
       const prepared = yield* preparation.prepare(item, settings)
-      const memories = yield* writer.write(prepared)
+      const memories = yield* writer.write(prepared, events)
       return { documentId: prepared.document.documentId, memories: memories.map(storedMemory) }
     })
 
@@ -271,7 +271,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Write: ({ payload }) =>
       ensureLoaded.pipe(
         Effect.zipRight(preparation.settings),
-        Effect.flatMap((settings) => Effect.forEach(payload.items, (item) => write(item, settings))),
+        // The events handed over with the write are queued in its first item's transaction.
+        Effect.flatMap((settings) => Effect.forEach(payload.items, (item, i) => write(item, settings, i === 0 ? payload.events : []))),
         guarded
       ),
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),

@@ -146,7 +146,7 @@ export const makeWriter = (deps: {
      * One transaction: the memories, their place in the entity graph, and
      * what a replaced document's notes become.
      */
-    const write = (prepared: DocumentWrites) =>
+    const write = (prepared: DocumentWrites, events: ReadonlyArray<OutboxEvent> = []) =>
       Effect.gen(function*() {
         const at = yield* now
         const insert = repo.insertDocuments(space, [prepared], state.nextPosition, at)
@@ -157,7 +157,7 @@ export const makeWriter = (deps: {
           const stored = yield* insert
           yield* debitStored(stored.memories.length, at)
           const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
-          const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at)], at) : 0
+          const queued = hooks ? yield* webhooks.enqueue(space, [memoryCreated(space, prepared.document, at), ...events], at) : 0
           return { stored, unbuilt, queued }
         }))
         state.apply(stored)
@@ -176,7 +176,9 @@ export const makeWriter = (deps: {
       items: ReadonlyArray<QueuedItem>,
       prepared: ReadonlyArray<PreparedItem>,
       /** Done in the same transaction (an uploaded file's bytes dropped once it is stored). */
-      also: Effect.Effect<unknown, SqlError> = Effect.void
+      also: Effect.Effect<unknown, SqlError> = Effect.void,
+      /** Queued with the memories (a rule's redaction of an uploaded file); dropped when nothing is stored. */
+      events: ReadonlyArray<OutboxEvent> = []
     ) =>
       Effect.gen(function*() {
         const at = yield* now
@@ -195,7 +197,10 @@ export const makeWriter = (deps: {
           })
           const stored = yield* repo.insertDocuments(space, writes, state.nextPosition, at)
           yield* debitStored(stored.memories.length, at)
-          const queued = yield* outbox(() => writes.map((write) => memoryCreated(space, write.document, at)), at)
+          const queued = yield* outbox(() => [
+            ...writes.map((write) => memoryCreated(space, write.document, at)),
+            ...(writes.length > 0 ? events : [])
+          ], at)
           yield* also
           return { stored, unbuilt: yield* provenance.unbuild(stored.replaced, at), queued }
         }))
@@ -208,11 +213,21 @@ export const makeWriter = (deps: {
         Effect.annotateSpans({ items: items.length })
       )
 
-    /** Marks queued items failed, with nothing stored. */
-    const failQueued = (items: ReadonlyArray<QueuedItem>, error: string, also: Effect.Effect<unknown, SqlError> = Effect.void) =>
+    /** Marks queued items failed, with nothing stored; `events` (why they were refused) are queued in the same transaction. */
+    const failQueued = (
+      items: ReadonlyArray<QueuedItem>,
+      error: string,
+      also: Effect.Effect<unknown, SqlError> = Effect.void,
+      events: ReadonlyArray<OutboxEvent> = []
+    ) =>
       Effect.gen(function*() {
         const at = yield* now
-        yield* repo.transaction(Effect.zipRight(jobs.settle(items.map((item) => ({ _tag: "Failed", item, error })), at), also))
+        const queued = yield* repo.transaction(Effect.gen(function*() {
+          yield* jobs.settle(items.map((item) => ({ _tag: "Failed", item, error })), at)
+          yield* also
+          return events.length > 0 ? yield* outbox(() => events, at) : 0
+        }))
+        yield* afterOutbox(queued)
       }).pipe(exclusive("failQueued"))
 
     /**
@@ -262,13 +277,17 @@ export const makeWriter = (deps: {
           const at = yield* now
           const result = yield* repo.transaction(Effect.gen(function*() {
             const updated = yield* repo.update(memory, next, kind, at)
-            if (Option.isNone(updated) || !reconsider) return { updated, unbuilt: nothingUnbuilt }
+            if (Option.isNone(updated)) return { updated, unbuilt: nothingUnbuilt, queued: 0 }
+            // Events handed over with the edit (a rule's redaction of it) are queued only when the edit is made.
+            const queued = change.events.length > 0 ? yield* outbox(() => change.events, at) : 0
+            if (!reconsider) return { updated, unbuilt: nothingUnbuilt, queued }
             const again = next.state === "active" ? [memory.id] : []
-            return { updated, unbuilt: yield* provenance.unbuild([memory.id], at, again) }
+            return { updated, unbuilt: yield* provenance.unbuild([memory.id], at, again), queued }
           }))
           if (Option.isNone(result.updated)) return yield* missing(change.memoryId)
           state.put(result.updated.value)
           provenance.apply(result.unbuilt)
+          yield* afterOutbox(result.queued)
           if (reconsider) yield* onFactsChanged
           return state.get(change.memoryId) ?? result.updated.value
         }).pipe(exclusive("edit"))

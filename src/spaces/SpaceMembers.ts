@@ -6,7 +6,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
-import { OrgId, SpaceId } from "../domain/Ids.ts"
+import { spaceRef } from "../domain/Ids.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { AddSpaceMemberRequest, SpaceMember } from "../domain/SpaceMembersApi.ts"
 import { AccountRepo } from "../../services/store/AccountRepo.ts"
@@ -32,7 +32,7 @@ export class SpaceMembers extends Effect.Service<SpaceMembers>()("engram/spaces/
     const owned = (principal: PrincipalShape, spaceId: string) =>
       Effect.map(spaces.get(principal, spaceId), (space) => ({
         space,
-        ref: { orgId: OrgId.make(principal.orgId), spaceId: SpaceId.make(spaceId) }
+        ref: spaceRef(principal, spaceId)
       }))
 
     return {

@@ -12,7 +12,7 @@ import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
 import { SpaceMemberRepo } from "../../services/store/SpaceMemberRepo.ts"
 import { SpaceEntity, spaceEntityId } from "../domain/SpaceProtocol.ts"
 import { newId } from "../identity/Ids.ts"
-import { OrgId, SpaceId as SpaceIdBrand, type SpaceRef } from "../domain/Ids.ts"
+import { type SpaceRef, spaceRef } from "../domain/Ids.ts"
 
 /** What a request does to a space it reaches: members with `read` access may only read. */
 export type Need = "read" | "write"
@@ -43,10 +43,7 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       return space.value
     })
 
-    const own = (principal: PrincipalShape, spaceId: string): SpaceRef => ({
-      orgId: OrgId.make(principal.orgId),
-      spaceId: SpaceIdBrand.make(spaceId)
-    })
+    const own = spaceRef
 
     /**
      * Where a space another organization shares with the caller lives, when
@@ -68,17 +65,21 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
       if (need === "write" && found.value.access === "read") {
         return yield* new Forbidden({ message: `space ${spaceId} is shared with your organization read-only` })
       }
-      return Option.some<SpaceRef>({ orgId: OrgId.make(found.value.org_id), spaceId: SpaceIdBrand.make(spaceId) })
+      return Option.some(spaceRef({ orgId: found.value.org_id }, spaceId))
     })
+
+    /** The caller's own space, else one shared with its organization for `need`; none when neither exists. */
+    const reach = (principal: PrincipalShape, spaceId: string, need: Need) =>
+      Effect.flatMap(repo.find(principal.orgId, spaceId), (found) =>
+        Option.isSome(found) ? Effect.succeed(Option.some(own(principal, spaceId))) : sharedRef(principal, spaceId, need))
 
     /**
      * The space a memory request reaches: the caller's own, else one shared
      * with its organization (checked for `need`), else the documented 403/404.
      */
     const access = Effect.fn("Spaces.access")(function*(principal: PrincipalShape, spaceId: string, need: Need) {
-      if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return own(principal, spaceId)
-      const shared = yield* sharedRef(principal, spaceId, need)
-      if (Option.isSome(shared)) return shared.value
+      const reached = yield* reach(principal, spaceId, need)
+      if (Option.isSome(reached)) return reached.value
       return yield* missing(principal.orgId, spaceId)
     })
 
@@ -87,9 +88,8 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
      * now as the caller's own when nobody holds the id (see `ensure`).
      */
     const forWrite = Effect.fn("Spaces.forWrite")(function*(principal: PrincipalShape, spaceId: string) {
-      if (Option.isSome(yield* repo.find(principal.orgId, spaceId))) return own(principal, spaceId)
-      const shared = yield* sharedRef(principal, spaceId, "write")
-      if (Option.isSome(shared)) return shared.value
+      const reached = yield* reach(principal, spaceId, "write")
+      if (Option.isSome(reached)) return reached.value
       yield* ensure(principal, spaceId)
       return own(principal, spaceId)
     })
@@ -158,7 +158,7 @@ export class Spaces extends Effect.Service<Spaces>()("engram/spaces/Spaces", {
      */
     const remove = Effect.fn("Spaces.delete")(function*(principal: PrincipalShape, spaceId: string) {
       yield* Effect.annotateCurrentSpan({ space_id: spaceId, org_id: principal.orgId })
-      const ref = { orgId: OrgId.make(principal.orgId), spaceId: SpaceIdBrand.make(spaceId) }
+      const ref = spaceRef(principal, spaceId)
       const deleted = yield* entity(spaceEntityId(ref)).Delete().pipe(
         Effect.catchTags({ MailboxFull: unreachable, AlreadyProcessingMessage: unreachable, PersistenceError: unreachable })
       )

@@ -19,7 +19,7 @@ import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { type DeliveryRow, WebhookRepo, type WebhookRow } from "../../services/store/WebhookRepo.ts"
 import { newWebhookSecret, WebhookSecrets } from "../../services/webhooks/Signing.ts"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
-import { spaceRef } from "../space/MemoryService.ts"
+import { spaceRef } from "../domain/Ids.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 
 export const toWebhook = (row: WebhookRow, secret: string | null = null): Webhook => ({

@@ -569,7 +569,8 @@ eachProfile("rules", (it) => {
       yield* addRule(owner, rules, { name: "No SSNs", detector: "us_ssn", action: "block" })
       const { secret } = newSecret()
 
-      expectStatus(yield* record(key, spaceId, `Key ${secret}, write to ann@example.org.`, { document_id: "doc-ann" }), 200)
+      const first = yield* record(key, spaceId, `Key ${secret}, write to ann@example.org.`, { document_id: "doc-ann" })
+      expectStatus(first, 200)
       const [redacted] = yield* policyEvents(r, 1)
       expect(redacted!.event).toEqual({
         event: "security.policy_triggered",
@@ -601,8 +602,32 @@ eachProfile("rules", (it) => {
       expect(forDocument.event.data).toMatchObject({ action: "redact", detector: "api_key", matched_types: ["api_key"] })
       expect(forDocument.event.data.document_id).toMatch(/^doc_/)
 
+      // An edit's redaction is reported with the edit, and only when the edit is made: a memory that does not exist
+      // (404) reports nothing, a blocked edit (422) reports its block.
+      const missing = yield* call("PATCH", `/v1/spaces/${spaceId}/memories/mem_missing`, { token: key, json: { text: "Mail bo@example.org." } })
+      expectStatus(missing, 404)
+      const memoryId = decode(Recorded)(first.body).memories[0]!.memory_id
+      expectStatus(yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: key, json: { text: "Mail cy@example.org." } }), 200)
+      const edited = (yield* policyEvents(r, 4))[3]!
+      expect(edited.event.data).toMatchObject({ action: "redact", detector: "email", matched_types: ["email"] })
+      const refusedEdit = yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: key, json: { text: "SSN 123-45-6789." } })
+      expectStatus(refusedEdit, 422)
+      expect((yield* policyEvents(r, 5))[4]!.event.data).toMatchObject({ action: "block", detector: "us_ssn" })
+
+      // A batch's redactions are reported with its job: one event per item a rule touched.
+      const batch = yield* call("POST", "/v1/record/batch", {
+        token: key,
+        json: { space_id: spaceId, items: [{ content: "Write to di@example.org." }, { content: "Nothing secret here." }] }
+      })
+      expectStatus(batch, 202)
+      expect((yield* settled(key, spaceId, decode(Queued)(batch.body).job_id)).status).toBe("completed")
+      expect((yield* policyEvents(r, 6))[5]!.event.data).toMatchObject({ action: "redact", detector: "email" })
+      // Nothing more was reported: in particular not the 404 edit's redaction.
+      yield* Effect.sleep("1500 millis")
+      expect(r.received.length).toBe(6)
+
       // No delivery carries what was matched.
-      for (const delivery of yield* policyEvents(r, 3)) {
+      for (const delivery of yield* policyEvents(r, 6)) {
         expect(delivery.raw).not.toContain(secret)
         expect(delivery.raw).not.toContain("123-45-6789")
         expect(delivery.raw).not.toContain("ann@example.org")
