@@ -16,6 +16,7 @@ import { newMemoryId } from "../../services/store/MemoryRows.ts"
 import { OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import { type Account, addMember, call, createKey, signup } from "../support/Http.ts"
 import { embedded } from "../support/Profiles.ts"
+import { whereStored } from "../support/Leaks.ts"
 import { eachProfile } from "../support/Suite.ts"
 import { testNode } from "../support/TestNode.ts"
 
@@ -369,6 +370,11 @@ eachProfile("exports and imports", (it) => {
       expect(yield* retrieveIds(key, target, "Maya market")).not.toEqual([])
       const again = yield* exportSpace(owner, target)
       expect(again.file.text).not.toContain("SECRET-4242")
+      // Once the source space is gone, the secret is nowhere in the database: not in the imported memories, their
+      // history or the uploaded file, which is dropped when its import settles.
+      expect((yield* whereStored(["SECRET-4242"])).some((column) => column.startsWith("public.memories."))).toBe(true)
+      expect((yield* call("DELETE", `/v1/spaces/${source}`, { token: key })).status).toBe(204)
+      expect(yield* whereStored(["SECRET-4242"])).toEqual([])
     }))
 })
 
