@@ -36,6 +36,19 @@ try {
     sourcemap: "linked",
     logLevel: "warning"
   })
+  // The web console's script (served at /console/app.js): one browser module, the same options as
+  // services/ConsoleAssets.ts uses when it bundles an edited checkout's console in memory.
+  await build({
+    entryPoints: [join(root, "console/src/main.ts")],
+    outfile: join(dist, "console", "app.js"),
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning"
+  })
   writeFileSync(join(dist, "build.json"), JSON.stringify({ newest_source_ms: newestSource(root) }))
   console.log(`engram build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 } catch (e) {

@@ -8,6 +8,7 @@ import { AuthHandlers, LogoutHandlers, SwitchHandlers } from "./AuthHandlers.ts"
 import { InvitationHandlers } from "./InvitationHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
 import { readsFirst } from "./ReadsFirst.ts"
+import { ConsoleRoute } from "./ConsoleRoute.ts"
 import { McpRoute } from "./McpRoute.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
@@ -55,6 +56,7 @@ export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFi
   Layer.provide(ProxyRoutes),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(McpRoute),
+  Layer.provide(ConsoleRoute),
   Layer.provide(BillingWebhookRoute),
   Layer.provide(ApiLive)
 )

@@ -1,0 +1,43 @@
+/** A tiny element builder: the console renders plain DOM, no framework. */
+type Child = Node | string | null | undefined | false
+type Attrs = Record<string, string | boolean | number | undefined | ((event: Event) => void)>
+
+export const h = (tag: string, attrs: Attrs = {}, ...children: ReadonlyArray<Child | ReadonlyArray<Child>>): HTMLElement => {
+  const element = document.createElement(tag)
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue
+    if (typeof value === "function") element.addEventListener(name.replace(/^on/, ""), value)
+    else if (value === true) element.setAttribute(name, "")
+    else element.setAttribute(name, String(value))
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue
+    element.append(typeof child === "string" ? document.createTextNode(child) : child)
+  }
+  return element
+}
+
+/** A labelled input (every field has a visible label for keyboards and screen readers). */
+let fields = 0
+export const field = (label: string, input: HTMLElement) => {
+  if (input.id === "") input.id = `field-${++fields}`
+  return h("div", { class: "field" }, h("label", { for: input.id }, label), input)
+}
+
+/** The value of a named control of a form. */
+export const valueOf = (form: HTMLFormElement, name: string): string => {
+  const control = form.elements.namedItem(name)
+  return control instanceof HTMLInputElement || control instanceof HTMLSelectElement || control instanceof HTMLTextAreaElement
+    ? control.value
+    : ""
+}
+
+/** Shows a message in the page's live region (read out by screen readers). */
+export const announce = (message: string, kind: "info" | "error" = "info") => {
+  const region = document.getElementById("status")
+  if (region === null) return
+  region.textContent = message
+  region.className = kind
+}
+
+export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "")

@@ -1,0 +1,69 @@
+/**
+ * Engram's web console: a single page served by Engram itself at `/`,
+ * signed in with the session accounts, calling the same HTTP API as agents.
+ * Routes live in the URL's hash so a reload keeps the page.
+ */
+import { api, ApiError, session, str } from "./api.ts"
+import { announce, h } from "./dom.ts"
+import { keysPage } from "./pages/keys.ts"
+import { playgroundPage } from "./pages/playground.ts"
+import { signIn } from "./pages/signin.ts"
+import { spacePage } from "./pages/space.ts"
+import { spacesPage } from "./pages/spaces.ts"
+
+const root = document.getElementById("app")!
+const go = (hash: string) => {
+  if (location.hash === hash) void render()
+  else location.hash = hash
+}
+
+const NAV: ReadonlyArray<readonly [string, string]> = [["#/spaces", "Spaces"], ["#/keys", "API keys"], ["#/playground/", "Playground"]]
+
+const nav = (current: string, who: string) =>
+  h("nav", { "aria-label": "Console" },
+    h("span", { class: "brand" }, "Engram"),
+    h("ul", {}, NAV.map(([href, label]) =>
+      h("li", {}, h("a", { href, ...(current.startsWith(href.replace(/\/$/, "")) ? { "aria-current": "page" } : {}) }, label)))),
+    h("span", { class: "who" }, who),
+    h("button", {
+      type: "button",
+      onclick: async () => {
+        await api("POST", "/auth/logout").catch(() => undefined)
+        session.clear()
+        go("#/signin")
+      }
+    }, "Sign out"))
+
+const page = async (path: string, query: URLSearchParams): Promise<HTMLElement> => {
+  const refresh = () => void render()
+  const [, first = "", second = ""] = path.split("/").map(decodeURIComponent)
+  if (first === "keys") return keysPage(refresh)
+  if (first === "playground") return playgroundPage(second, go, query)
+  if (first === "spaces" && second !== "") return spacePage(second, query, go)
+  return spacesPage(refresh)
+}
+
+let rendering = 0
+const render = async () => {
+  const turn = ++rendering
+  const [path = "", search = ""] = location.hash.replace(/^#/, "").split("?")
+  if (session.token() === null || path === "/signin") {
+    document.title = "Sign in · Engram"
+    root.replaceChildren(h("main", { id: "main" }, signIn(go)))
+    return
+  }
+  try {
+    const me = await api("GET", "/v1/orgs/me")
+    const content = await page(path, new URLSearchParams(search))
+    if (turn !== rendering) return
+    document.title = `${content.querySelector("h1")?.textContent ?? "Console"} · Engram`
+    root.replaceChildren(nav(location.hash, `${str(me, "name")} (${str(me, "role")})`), h("main", { id: "main" }, content))
+    content.querySelector<HTMLElement>("h1")?.focus()
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return go("#/signin")
+    announce(error instanceof ApiError ? error.message : String(error), "error")
+  }
+}
+
+window.addEventListener("hashchange", () => void render())
+void render()
