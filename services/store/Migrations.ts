@@ -14,6 +14,7 @@ import m0010 from "./migrations/0010_injections.ts"
 import m0011 from "./migrations/0011_ledger_debit.ts"
 import m0012 from "./migrations/0012_control_plane.ts"
 import m0013 from "./migrations/0013_portability.ts"
+import m0014 from "./migrations/0014_oauth.ts"
 
 const run = Migrator.make({})
 
@@ -31,7 +32,8 @@ const MIGRATIONS = {
   "0010_injections": m0010,
   "0011_ledger_debit": m0011,
   "0012_control_plane": m0012,
-  "0013_portability": m0013
+  "0013_portability": m0013,
+  "0014_oauth": m0014
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

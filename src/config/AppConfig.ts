@@ -59,6 +59,11 @@ export interface AppConfigShape {
   readonly stripe: Option.Option<StripeSettings>
   /** PUBLIC_URL: where users reach this service (checkout and portal return here); default http://localhost:PORT. */
   readonly publicUrl: Option.Option<string>
+  /**
+   * MCP_ALLOWED_ORIGINS: browser origins (comma-separated) that may call /mcp besides loopback and
+   * PUBLIC_URL's origin; a request with any other Origin header gets 403 (DNS rebinding protection).
+   */
+  readonly mcpAllowedOrigins?: ReadonlyArray<string> | undefined
 }
 
 export interface StripeSettings {
@@ -204,6 +209,14 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
       validation: (url) => Option.isNone(url) || /^https?:\/\/[^/]/.test(url.value) && URL.canParse(url.value)
     }),
     Config.map(Option.map((url) => url.replace(/\/+$/, "")))
+  ),
+  mcpAllowedOrigins: Config.string("MCP_ALLOWED_ORIGINS").pipe(
+    Config.withDefault(""),
+    Config.map((text) => text.split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter((origin) => origin !== "")),
+    Config.validate({
+      message: "MCP_ALLOWED_ORIGINS must list origins such as https://app.example.com, comma-separated",
+      validation: (origins) => origins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin)
+    })
   ),
   embeddings: Config.option(Config.all({
     baseUrl: Config.string("EMBEDDINGS_BASE_URL"),

@@ -12,6 +12,8 @@ export type Role = typeof Role.Type
 export type Credential =
   | { readonly _tag: "ApiKey"; readonly keyId: string; readonly env: "live" | "test" }
   | { readonly _tag: "Session"; readonly sessionId: string }
+  /** An OAuth access token, accepted on /mcp only (see docs/oauth.md). */
+  | { readonly _tag: "OAuth"; readonly grantId: string }
 
 export interface PrincipalShape {
   readonly orgId: string

@@ -185,6 +185,96 @@ const objectAt = (value: Record<string, unknown>, key: string): Record<string, u
 
 const WebhookOutcome = Schema.Struct({ received: Schema.Literal(true), outcome: Schema.String })
 
+/** RFC 6749 §5.2, RFC 7591 §3.2.2: the OAuth endpoints' own error body (not the envelope). */
+const OAuthErrorBody = Schema.Struct({ error: Schema.String, error_description: Schema.String })
+
+const TokenAnswer = Schema.Struct({
+  access_token: Schema.String,
+  token_type: Schema.Literal("Bearer"),
+  expires_in: Schema.Int,
+  refresh_token: Schema.String,
+  scope: Schema.String
+})
+
+const ClientRegistration = Schema.Struct({
+  redirect_uris: Schema.Array(Schema.String),
+  client_name: Schema.optional(Schema.String),
+  token_endpoint_auth_method: Schema.optional(Schema.Literal("none")),
+  grant_types: Schema.optional(Schema.Array(Schema.Literal("authorization_code", "refresh_token"))),
+  response_types: Schema.optional(Schema.Array(Schema.Literal("code")))
+})
+
+const form = (fields: ReadonlyArray<string>) => ({
+  "application/x-www-form-urlencoded": {
+    schema: { type: "object", properties: Object.fromEntries(fields.map((name) => [name, { type: "string" }])) }
+  }
+})
+
+const oauthFailure = { "400": { description: "RFC error (`invalid_grant`, `invalid_request`, ...)", content: json(OAuthErrorBody) } }
+
+const discoveryDocument = (summary: string) => ({
+  get: {
+    tags: ["oauth"],
+    summary,
+    responses: { "200": { description: "The metadata document", content: { "application/json": { schema: { type: "object" } } } } }
+  }
+})
+
+const TOKEN_FIELDS = ["grant_type", "code", "redirect_uri", "client_id", "code_verifier", "refresh_token", "resource", "scope"]
+
+/** MCP authorization (docs/oauth.md): discovery, registration, the authorize pages, token and revocation. */
+const oauthPaths = () => ({
+  "/.well-known/oauth-protected-resource": discoveryDocument("Protected resource metadata of /mcp (RFC 9728)"),
+  "/.well-known/oauth-authorization-server": discoveryDocument("Authorization server metadata (RFC 8414)"),
+  "/oauth/register": {
+    post: {
+      tags: ["oauth"],
+      summary: "Dynamic client registration (RFC 7591), public clients only",
+      requestBody: { required: true, content: json(ClientRegistration) },
+      responses: { "201": { description: "The registered client, with its client_id", content: json(ClientRegistration) }, ...oauthFailure }
+    }
+  },
+  "/oauth/authorize": {
+    get: {
+      tags: ["oauth"],
+      summary: "Authorization request: the sign-in page, then the consent page (HTML)",
+      parameters: ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "resource", "scope", "state"]
+        .map((name) => ({ name, in: "query", required: false, schema: { type: "string" } })),
+      responses: {
+        "200": { description: "Sign-in or consent page", content: { "text/html": { schema: { type: "string" } } } },
+        "302": { description: "Back to the redirect URI with `error=` (a refusal after the redirect URI was validated)" },
+        "400": { description: "Error page (unknown client or redirect URI)", content: { "text/html": { schema: { type: "string" } } } }
+      }
+    },
+    post: {
+      tags: ["oauth"],
+      summary: "The sign-in and consent forms",
+      requestBody: { required: true, content: form(["action", "email", "password", "csrf_token", "decision", "access", "spaces_mode", "space"]) },
+      responses: {
+        "302": { description: "Approved: `code` and `state` on the redirect URI; denied: `error=access_denied`" },
+        "303": { description: "Signed in: back to the authorization request, with the session cookie" },
+        "200": { description: "A page", content: { "text/html": { schema: { type: "string" } } } }
+      }
+    }
+  },
+  "/oauth/token": {
+    post: {
+      tags: ["oauth"],
+      summary: "Token endpoint: authorization_code (PKCE S256) and refresh_token (rotating)",
+      requestBody: { required: true, content: { ...form(TOKEN_FIELDS), ...json(Schema.Record({ key: Schema.String, value: Schema.String })) } },
+      responses: { "200": { description: "Tokens (Cache-Control: no-store)", content: json(TokenAnswer) }, ...oauthFailure }
+    }
+  },
+  "/oauth/revoke": {
+    post: {
+      tags: ["oauth"],
+      summary: "Token revocation (RFC 7009); 200 for unknown tokens too",
+      requestBody: { required: true, content: form(["token", "token_type_hint", "client_id"]) },
+      responses: { "200": { description: "Revoked (or unknown)" }, ...oauthFailure }
+    }
+  }
+})
+
 /** The paths; rendering them fills `definitions`. */
 const rawPaths = () => ({
   "/v1/chat/completions": proxyOperation("Chat completions through memory", ChatCompletionsRequest, ChatCompletion, [bearer]),
@@ -196,10 +286,11 @@ const rawPaths = () => ({
       summary: "Remote MCP endpoint (streamable HTTP, stateless, JSON answers)",
       description: "Tools: record, retrieve, list_spaces, reason, get_profile, get_user_profile, get_model. " +
         "The Accept header must list application/json and text/event-stream. A failing tool is a result with " +
-        "isError true whose text is the error envelope.",
+        "isError true whose text is the error envelope. Also accepts OAuth access tokens (docs/oauth.md); a 401 " +
+        "carries WWW-Authenticate with resource_metadata, a disallowed browser Origin gets 403.",
       security: [bearer],
       requestBody: { required: true, content: json(JsonRpcRequest) },
-      responses: { "200": { description: "JSON-RPC answer", content: json(JsonRpcResponse) }, ...failures([400, 401, 406, 413]) }
+      responses: { "200": { description: "JSON-RPC answer", content: json(JsonRpcResponse) }, ...failures([400, 401, 403, 406, 413]) }
     }
   },
   "/v1/billing/webhook": {
@@ -217,10 +308,11 @@ const rawPaths = () => ({
         ...failures([400, 503])
       }
     }
-  }
+  },
+  ...oauthPaths()
 })
 
-/** Adds the proxy's routes, `/mcp` and their security schemes to a generated document. */
+/** Adds the proxy's routes, `/mcp`, the OAuth routes and their security schemes to a generated document. */
 export const withRawRoutes = (spec: Record<string, unknown>): Record<string, unknown> => {
   const paths = rawPaths()
   const components = objectAt(spec, "components")
@@ -232,7 +324,11 @@ export const withRawRoutes = (spec: Record<string, unknown>): Record<string, unk
       schemas: { ...definitions, ...objectAt(components, "schemas") },
       securitySchemes: {
         ...objectAt(components, "securitySchemes"),
-        bearer: { type: "http", scheme: "bearer", description: "An API key (svc_live_…, svc_test_…) or a session token" },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key (svc_live_…, svc_test_…) or a session token; on /mcp also an OAuth access token (mcp_at_…)"
+        },
         apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "An API key (messages format only)" }
       }
     }

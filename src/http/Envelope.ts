@@ -8,14 +8,14 @@
  * before any middleware sees them.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Either } from "effect"
+import { Cause, Effect, Either, Option, Schema } from "effect"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
 import { CurrentMeterReport, newReport, reportHeaders } from "../metering/Metering.ts"
 import { guardRequest, type Refusal } from "./BodyGuard.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
 import { errorResponse } from "./RawRoutes.ts"
-import { allowedMethods } from "./Routes.ts"
+import { allowedMethods, keepsOwnErrors } from "./Routes.ts"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -33,7 +33,14 @@ const readJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
   }
 }
 
-/** Any response of status >= 400, whoever produced it, leaves as the envelope. */
+const OAuthErrorBody = Schema.Struct({ error: Schema.String, error_description: Schema.String })
+
+/** A protocol's own refusal (an RFC 6749 error body, or an HTML page), where the path keeps them (see registerOwnErrors). */
+const isOwnError = (response: HttpServerResponse.HttpServerResponse, body: unknown) =>
+  (response.body._tag === "Uint8Array" && response.body.contentType.startsWith("text/html")) ||
+  Option.isSome(Schema.decodeUnknownOption(OAuthErrorBody)(body))
+
+/** Any response of status >= 400, whoever produced it, leaves as the envelope (except a protocol's own refusal, above). */
 const toEnvelope = (
   requestId: string,
   request: HttpServerRequest.HttpServerRequest,
@@ -41,6 +48,7 @@ const toEnvelope = (
 ) => {
   if (response.status < 400) return response
   const body = readJson(response)
+  if (keepsOwnErrors(pathOf(request.url)) && isOwnError(response, body)) return response
   if (response.status === 404 && body === undefined) {
     const path = pathOf(request.url)
     const allowed = allowedMethods(path)

@@ -10,6 +10,7 @@ import { envelopeMiddleware } from "./Envelope.ts"
 import { readsFirst } from "./ReadsFirst.ts"
 import { ConsoleRoute } from "./ConsoleRoute.ts"
 import { McpRoute } from "./McpRoute.ts"
+import { OAuthRoutes } from "./OAuthRoutes.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
 import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
@@ -57,6 +58,7 @@ export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFi
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(McpRoute),
   Layer.provide(ConsoleRoute),
+  Layer.provide(OAuthRoutes),
   Layer.provide(BillingWebhookRoute),
   Layer.provide(ApiLive)
 )

@@ -27,3 +27,14 @@ export const allowedMethods = (path: string): ReadonlyArray<string> => [
 
 /** Routes served beside the HttpApi register here, so a wrong method on them is a 405 too. */
 export const registerRoute = (method: string, path: string) => void routes.push({ method, pattern: compileRoute(path) })
+
+const ownErrors: Array<string> = []
+
+/**
+ * Paths (by prefix) whose refusals are their protocol's own (OAuth's
+ * `{error, error_description}`, an HTML page): the envelope leaves those
+ * alone there; any other failure on them is still the envelope.
+ */
+export const registerOwnErrors = (prefix: string) => void ownErrors.push(prefix)
+
+export const keepsOwnErrors = (path: string) => ownErrors.some((prefix) => path.startsWith(prefix))

@@ -15,6 +15,9 @@ const failure = (requestId: string, code: string, message: string): CallToolResu
   isError: true
 })
 
+/** A call the credential may not make (a space or a write it was not granted): `forbidden`, as the HTTP API says it. */
+export const forbiddenCall = (requestId: string, message: string) => failure(requestId, "forbidden", message)
+
 /** A domain error carries its wire code; anything else is a bug, and its cause goes to the log only. */
 const fromCause = (requestId: string, cause: Cause.Cause<unknown>) => {
   const error = Option.getOrUndefined(Cause.failureOption(cause)) as { code?: unknown; message?: unknown } | undefined

@@ -9,11 +9,11 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
-import type { Effect } from "effect"
+import { Effect } from "effect"
 import * as z from "zod"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { McpTools } from "./McpTools.ts"
-import { argumentFailure, runTool, type ToolRunner, unknownTool } from "./ToolResult.ts"
+import { argumentFailure, forbiddenCall, runTool, type ToolRunner, unknownTool } from "./ToolResult.ts"
 import {
   GetModelArgs,
   GetProfileArgs,
@@ -65,9 +65,43 @@ const defineTool = <S extends z.ZodType>(name: string, spec: ToolSpec<S>, runner
   }
 })
 
+/**
+ * What the credential may reach: an OAuth grant names its spaces (null:
+ * all) and may be read-only. API keys and sessions are unlimited.
+ */
+export interface ToolLimits {
+  readonly spaces: ReadonlyArray<string> | null
+  readonly canWrite: boolean
+}
+
+export const UNLIMITED: ToolLimits = { spaces: null, canWrite: true }
+
+const WRITE_TOOLS = new Set(["record"])
+
+/** Why the credential may not make this call, if it may not. */
+const refusal = (limits: ToolLimits, name: string, args: unknown): string | undefined => {
+  if (!limits.canWrite && WRITE_TOOLS.has(name)) return `${name} needs the memories:write scope; this token may only read`
+  const spaceId = typeof args === "object" && args !== null ? Reflect.get(args, "space_id") : undefined
+  if (limits.spaces !== null && typeof spaceId === "string" && !limits.spaces.includes(spaceId)) {
+    return "this token was not granted access to that space"
+  }
+  return undefined
+}
+
 const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const
 
-const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner): ReadonlyArray<Tool> => [
+/** A grant limited to some spaces lists only those. */
+const withinGrant = <A extends { readonly items: ReadonlyArray<{ readonly space_id: string }>; readonly total: number }>(
+  limits: ToolLimits,
+  page: A
+): A => {
+  const allowed = limits.spaces
+  if (allowed === null) return page
+  const items = page.items.filter((space) => allowed.includes(space.space_id))
+  return { ...page, items, total: items.length }
+}
+
+const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner, limits: ToolLimits): ReadonlyArray<Tool> => [
   defineTool("record", {
     title: "Record a memory",
     description: "Store text in a memory space. Durable facts are extracted from it and stored; the stored memories " +
@@ -89,7 +123,7 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner)
     description: "The memory spaces of your organization, oldest first: {items, total, limit, offset}.",
     inputSchema: ListSpacesArgs,
     annotations: readOnly,
-    run: (args) => tools.listSpaces(principal, args)
+    run: (args) => Effect.map(tools.listSpaces(principal, args), (page) => withinGrant(limits, page))
   }, runner),
   defineTool("get_model", {
     title: "Describe a model",
@@ -125,16 +159,16 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner)
   }, runner)
 ]
 
-export const makeToolServer = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner) => {
+export const makeToolServer = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner, limits: ToolLimits = UNLIMITED) => {
   const server = new Server({ name: "engram", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
-  const table = toolsOf(tools, principal, runner)
+  const table = toolsOf(tools, principal, runner, limits)
   const byName = new Map(table.map((tool) => [tool.listing.name, tool]))
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: table.map((tool) => tool.listing) }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = byName.get(request.params.name)
-    return tool === undefined
-      ? unknownTool(runner.requestId, request.params.name, [...byName.keys()])
-      : tool.call(request.params.arguments, extra.signal)
+    if (tool === undefined) return unknownTool(runner.requestId, request.params.name, [...byName.keys()])
+    const refused = refusal(limits, request.params.name, request.params.arguments)
+    return refused === undefined ? tool.call(request.params.arguments, extra.signal) : forbiddenCall(runner.requestId, refused)
   })
   return server
 }

@@ -123,7 +123,11 @@ eachProfile("error envelope and request ids", (it) => {
   it.effect("unknown routes are 404 not_found and wrong methods 405 with Allow", () =>
     Effect.gen(function*() {
       expectEnvelope(yield* call("GET", "/v1/does-not-exist"), 404, "not_found")
-      expectEnvelope(yield* call("POST", "/"), 404, "not_found")
+      expectEnvelope(yield* call("POST", "/nothing-here"), 404, "not_found")
+      // "/" is the web console's page: other methods on it are 405 like any known path's.
+      const onConsole = yield* call("POST", "/")
+      expectEnvelope(onConsole, 405, "method_not_allowed")
+      expect(onConsole.headers["allow"]).toBe("GET")
       const wrong = yield* call("DELETE", "/v1/api-keys")
       expectEnvelope(wrong, 405, "method_not_allowed")
       expect(wrong.headers["allow"]).toBe("GET, POST")
