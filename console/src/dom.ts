@@ -41,3 +41,21 @@ export const announce = (message: string, kind: "info" | "error" = "info") => {
 }
 
 export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "")
+
+/** A table with a caption, column headers and rows of cells. */
+export const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<Node | string>>, attrs: Record<string, string> = {}) =>
+  h("table", attrs,
+    h("caption", {}, caption),
+    h("thead", {}, h("tr", {}, headers.map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))))
+
+/** A button that asks before it acts (deletes, revocations). */
+export const confirmButton = (label: string, question: string, act: () => Promise<void>, ariaLabel?: string) =>
+  h("button", {
+    type: "button",
+    class: "danger",
+    ...(ariaLabel ? { "aria-label": ariaLabel } : {}),
+    onclick: async () => {
+      if (confirm(question)) await act()
+    }
+  }, label)

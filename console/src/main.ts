@@ -5,7 +5,13 @@
  */
 import { api, ApiError, session, str } from "./api.ts"
 import { announce, h } from "./dom.ts"
+import { documentsPage } from "./pages/documents.ts"
+import { graphPage } from "./pages/graph.ts"
+import { modelsPage, webhooksPage } from "./pages/hooks.ts"
 import { keysPage } from "./pages/keys.ts"
+import { organizationPage } from "./pages/organization.ts"
+import { extractionPage, rulesPage } from "./pages/rules.ts"
+import { exportsPage, membersPage } from "./pages/sharing.ts"
 import { playgroundPage } from "./pages/playground.ts"
 import { signIn } from "./pages/signin.ts"
 import { spacePage } from "./pages/space.ts"
@@ -17,7 +23,9 @@ const go = (hash: string) => {
   else location.hash = hash
 }
 
-const NAV: ReadonlyArray<readonly [string, string]> = [["#/spaces", "Spaces"], ["#/keys", "API keys"], ["#/playground/", "Playground"]]
+const NAV: ReadonlyArray<readonly [string, string]> = [
+  ["#/spaces", "Spaces"], ["#/keys", "API keys"], ["#/playground/", "Playground"], ["#/organization", "Organization"]
+]
 
 const nav = (current: string, who: string) =>
   h("nav", { "aria-label": "Console" },
@@ -36,10 +44,23 @@ const nav = (current: string, who: string) =>
 
 const page = async (path: string, query: URLSearchParams): Promise<HTMLElement> => {
   const refresh = () => void render()
-  const [, first = "", second = ""] = path.split("/").map(decodeURIComponent)
+  const [, first = "", second = "", third = ""] = path.split("/").map(decodeURIComponent)
   if (first === "keys") return keysPage(refresh)
+  if (first === "organization") return organizationPage(refresh)
   if (first === "playground") return playgroundPage(second, go, query)
-  if (first === "spaces" && second !== "") return spacePage(second, query, go)
+  if (first === "spaces" && second !== "") {
+    switch (third) {
+      case "documents": return documentsPage(second, refresh)
+      case "graph": return graphPage(second)
+      case "models": return modelsPage(second, refresh)
+      case "webhooks": return webhooksPage(second, refresh)
+      case "rules": return rulesPage(second, refresh)
+      case "extraction": return extractionPage(second, refresh)
+      case "members": return membersPage(second, refresh)
+      case "exports": return exportsPage(second, refresh)
+      default: return spacePage(second, query, go)
+    }
+  }
   return spacesPage(refresh)
 }
 

@@ -13,7 +13,12 @@ import { expect } from "@effect/vitest"
 import { HttpServer } from "@effect/platform"
 import { Effect } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { call, signup } from "../support/Http.ts"
+import { MemoryProvider, REDIRECT } from "../support/McpOAuthProvider.ts"
+import { WebhookTransport } from "../../services/webhooks/Transport.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path))
@@ -169,4 +174,174 @@ eachProfile("web console", (it) => {
       expect(errors).toEqual([])
       expect(phone.errors).toEqual([])
     }), { timeout: 180_000 })
-})
+
+  it.scoped("every section of a space and the organization: upload and watch the job, the graph drawn, rules, extraction, members, exports, webhooks, models", () =>
+    Effect.gen(function*() {
+      const base = yield* baseUrl
+      const owner = yield* signup("sections")
+      const spaceId = `sections-${Date.now()}`
+      expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
+      for (const content of ["Priya and Tom met Ana in Lisbon.", "Priya and Tom hiked in Porto with Ana.", "Tom visited Lisbon with Priya."]) {
+        expect((yield* call("POST", "/v1/record", { token: owner.token, json: { space_id: spaceId, content } })).status).toBe(200)
+      }
+      const b = yield* browser
+      const { errors, page } = yield* openPage(b, 1280)
+      yield* ui(() => page.goto(`${base}/`))
+      yield* ui(() => page.evaluate(`sessionStorage.setItem("engram.session", ${JSON.stringify(owner.token)})`))
+      const open = (section: string, heading: string) =>
+        Effect.gen(function*() {
+          yield* ui(() => page.goto(`${base}/#/spaces/${spaceId}${section ? `/${section}` : ""}`))
+          yield* ui(() => page.getByRole("heading", { name: heading, exact: true }).waitFor())
+        })
+
+      // Upload a document: the upload's progress bar fills, then the job is followed until it completes.
+      yield* open("documents", "Documents")
+      yield* ui(() => page.getByLabel("Files", { exact: true }).setInputFiles({
+        name: "trip.md",
+        mimeType: "text/markdown",
+        buffer: Buffer.from("# Trip\n\nAna booked the ferry to Madeira for the whole team.\n")
+      }))
+      yield* ui(() => page.getByRole("button", { name: "Upload" }).click())
+      yield* ui(() => page.locator("#document-jobs li[data-status=completed]").waitFor({ timeout: 60_000 }).catch(async (e) => { throw new Error(`${e}: jobs ${await page.locator("#document-jobs").innerText()} status ${await page.locator("#status").innerText()}`) }))
+      expect(yield* ui(() => page.getByLabel("Upload progress", { exact: true }).evaluate((bar) => "value" in bar && "max" in bar && bar.value === bar.max))).toBe(true)
+      yield* ui(() => page.locator("#documents").getByRole("cell", { name: "trip.md", exact: true }).waitFor())
+      yield* shot(page, "documents")
+
+      // The graph is drawn: a node per entity, lines between those named together.
+      yield* open("graph", "Entity graph")
+      yield* ui(() => page.locator("svg#graph g.node").first().waitFor())
+      const drawn = yield* ui(() => page.locator("svg#graph g.node").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-entity"))))
+      expect(drawn).toEqual(expect.arrayContaining(["Priya", "Tom", "Lisbon"]))
+      expect(yield* ui(() => page.locator("svg#graph line.edge").count())).toBeGreaterThan(0)
+      yield* shot(page, "graph")
+
+      // Rules: add one, and it is stored.
+      yield* open("rules", "Rules")
+      yield* ui(() => page.getByLabel("Rule name", { exact: true }).fill("No emails"))
+      yield* ui(() => page.getByLabel("Detector", { exact: true }).selectOption("email"))
+      yield* ui(() => page.getByLabel("Action", { exact: true }).selectOption("block"))
+      yield* ui(() => page.getByRole("button", { name: "Add rule" }).click())
+      yield* ui(() => page.locator("#rules").getByRole("cell", { name: "No emails", exact: true }).waitFor())
+      const rules = yield* call("GET", `/v1/spaces/${spaceId}/rules`, { token: owner.token })
+      expect(rules.body.items.map((r: { name: string; action: string }) => [r.name, r.action])).toContainEqual(["No emails", "block"])
+      yield* shot(page, "rules")
+
+      // Extraction settings: saved for the next write.
+      yield* open("extraction", "Extraction settings")
+      yield* ui(() => page.getByLabel("Mode", { exact: true }).selectOption("verbatim"))
+      yield* ui(() => page.getByRole("button", { name: "Save settings" }).click())
+      yield* ui(() => page.getByText(/^Last changed/).waitFor())
+      expect((yield* call("GET", `/v1/spaces/${spaceId}/extraction-settings`, { token: owner.token })).body.mode).toBe("verbatim")
+
+      // Members: the owning organization is listed.
+      yield* open("members", "Members")
+      yield* ui(() => page.getByRole("cell", { name: "owner", exact: true }).waitFor())
+
+      // Exports: start one, wait for it, download the file.
+      yield* open("exports", "Exports")
+      yield* ui(() => page.getByRole("button", { name: "Export the space" }).click())
+      for (let i = 0; i < 60; i++) {
+        yield* ui(() => page.getByRole("button", { name: "Refresh" }).click())
+        yield* ui(() => page.locator("#exports tbody tr").first().waitFor())
+        if ((yield* ui(() => page.getByRole("button", { name: "Download" }).count())) > 0) break
+        yield* Effect.sleep("500 millis")
+      }
+      const [download] = yield* ui(() => Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download" }).click()]))
+      const file = yield* ui(async () => {
+        const path = await download!.path()
+        const { readFileSync } = await import("node:fs")
+        return readFileSync(path, "utf8")
+      })
+      expect(file.split("\n")[0]).toContain("\"kind\":\"header\"")
+      expect(file).toContain("Madeira")
+      yield* shot(page, "exports")
+
+      // Webhooks and memory models: created from the console, then listed.
+      yield* open("webhooks", "Webhooks")
+      // The node under test may send to this machine; nothing listens on port 9, so deliveries fail and are listed.
+      yield* ui(() => page.getByLabel("URL", { exact: true }).fill("https://127.0.0.1:9/engram"))
+      yield* ui(() => page.getByRole("button", { name: "Add webhook" }).click())
+      yield* ui(() => page.getByText(/Signing secret \(shown once\)/).waitFor({ timeout: 10_000 }).catch(async (e) => {
+        throw new Error(`${e}: status ${await page.locator("#status").innerText()}`)
+      }))
+      expect((yield* call("GET", `/v1/spaces/${spaceId}/webhooks`, { token: owner.token })).body.items).toHaveLength(1)
+      yield* open("models", "Memory models")
+      yield* ui(() => page.getByLabel("Model name", { exact: true }).fill("Travel"))
+      yield* ui(() => page.getByLabel("Standing query", { exact: true }).fill("Where has the team travelled?"))
+      yield* ui(() => page.getByRole("button", { name: "Create model" }).click())
+      yield* ui(() => page.getByRole("heading", { name: "Travel" }).waitFor())
+      yield* shot(page, "models")
+
+      // The organization: members, an invitation with its link, usage drawn as a chart.
+      yield* ui(() => page.goto(`${base}/#/organization`))
+      yield* ui(() => page.getByRole("heading", { name: "Organization", exact: true }).waitFor())
+      yield* ui(() => page.getByRole("cell", { name: owner.email }).waitFor())
+      yield* ui(() => page.getByLabel("Email to invite", { exact: true }).fill(`invitee-${Date.now()}@example.test`))
+      yield* ui(() => page.getByRole("button", { name: "Invite" }).click())
+      const inviteLink = page.getByText("Send this link to the invitee:").locator("code")
+      yield* ui(() => inviteLink.waitFor())
+      expect(yield* ui(() => inviteLink.innerText())).toMatch(/^https?:\/\/\S+$/)
+      expect(yield* ui(() => page.locator(".bars div").count())).toBeGreaterThan(0)
+      yield* shot(page, "organization")
+
+      expect(errors).toEqual([])
+    }), { timeout: 240_000 })
+
+  it.scoped("an MCP client signs in through the browser: the SDK's OAuth client, Engram's sign-in and consent pages in Chromium, then tools", () =>
+    Effect.gen(function*() {
+      const base = yield* baseUrl
+      const owner = yield* signup("oauth-browser")
+      const spaceId = `oauth-browser-${Date.now()}`
+      const other = `oauth-other-${Date.now()}`
+      for (const id of [spaceId, other]) expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: id } })).status).toBe(201)
+      const provider = new MemoryProvider()
+      const first = new StreamableHTTPClientTransport(new URL("/mcp", base), { authProvider: provider })
+      const refused = yield* ui(() => new Client({ name: "desktop-assistant", version: "1.0.0" }).connect(first).then(() => undefined, (e: unknown) => e))
+      expect(refused).toBeInstanceOf(UnauthorizedError)
+
+      const b = yield* browser
+      const { errors, page } = yield* openPage(b, 1280)
+      // The redirect to the client's loopback listener is caught here, as the desktop client would catch it.
+      let redirected: URL | undefined
+      yield* ui(() => page.route(`${REDIRECT.replace(/\/callback$/, "")}/**`, (route) => {
+        redirected = new URL(route.request().url())
+        return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Signed in</title><p>You can close this window.</p>" })
+      }))
+      yield* ui(() => page.goto(provider.authorizationUrl!.toString()))
+      yield* ui(() => page.getByLabel("Email").fill(owner.email))
+      yield* ui(() => page.getByLabel("Password").fill(owner.password))
+      yield* ui(() => page.getByRole("button", { name: "Sign in" }).click())
+      // Consent: the page names the client; the user keeps write access and picks one space.
+      yield* ui(() => page.getByText("Test Assistant").first().waitFor())
+      yield* ui(() => page.getByLabel("Only the spaces ticked below").check())
+      yield* ui(() => page.getByLabel(spaceId, { exact: true }).check())
+      yield* shot(page, "oauth-consent")
+      yield* ui(() => page.getByRole("button", { name: "Allow" }).click())
+      yield* ui(() => page.getByText("You can close this window.").waitFor())
+      expect(redirected?.searchParams.get("state")).toBe("state-xyz")
+      const code = redirected?.searchParams.get("code")
+      expect(code).toMatch(/.+/)
+
+      yield* ui(() => first.finishAuth(code!))
+      const client = new Client({ name: "desktop-assistant", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        ui(() => client.connect(new StreamableHTTPClientTransport(new URL("/mcp", base), { authProvider: provider }))),
+        () => ui(() => client.close())
+      )
+      const tools = yield* ui(() => client.listTools())
+      expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["record", "retrieve"]))
+      const text = (result: unknown) => {
+        const content = typeof result === "object" && result !== null && "content" in result && Array.isArray(result.content) ? result.content : []
+        const first = content[0]
+        return typeof first === "object" && first !== null && "text" in first && typeof first.text === "string" ? first.text : ""
+      }
+      const recorded = yield* ui(() => client.callTool({ name: "record", arguments: { space_id: spaceId, content: "Ines keeps bees on her roof in Porto." } }))
+      expect(recorded.isError, text(recorded)).not.toBe(true)
+      const recalled = yield* ui(() => client.callTool({ name: "retrieve", arguments: { space_id: spaceId, query: "Who keeps bees?" } }))
+      expect(text(recalled)).toContain("bees")
+      // The space not ticked on the consent page stays out of reach.
+      const outside = yield* ui(() => client.callTool({ name: "retrieve", arguments: { space_id: other, query: "bees" } }))
+      expect(outside.isError).toBe(true)
+      expect(errors).toEqual([])
+    }), { timeout: 180_000 })
+}, undefined, { transport: WebhookTransport.make({ allowPrivate: true }) })

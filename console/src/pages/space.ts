@@ -1,6 +1,7 @@
 import { api, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
 import { announce, field, formatDate, h, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
+import { spaceHeader } from "./spaceNav.ts"
 
 const TYPES = ["", "fact", "note", "experience", "summary"]
 const STATES = ["active", "retired", "all"]
@@ -95,8 +96,7 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
   const open = query.get("open")
   const refresh = () => go(`${here(filters, open ?? undefined)}&t=${Date.now()}`)
   return h("section", { "aria-labelledby": "space-title" },
-    h("p", {}, h("a", { href: "#/spaces" }, "← Spaces")),
-    h("h1", { id: "space-title" }, `Space ${spaceId}`),
+    spaceHeader(spaceId, ""),
     h("p", {}, h("a", { href: `#/playground/${encodeURIComponent(spaceId)}` }, "Open the retrieve playground")),
     search,
     rows.length === 0

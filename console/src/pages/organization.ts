@@ -1,0 +1,55 @@
+import { api, list, num, str } from "../api.ts"
+import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
+import { failed } from "./failed.ts"
+
+/** The organization: its members, pending invitations (the link shown to the inviter) and usage over the last 30 days. */
+export const organizationPage = async (refresh: () => void) => {
+  const from = new Date(Date.now() - 30 * 86_400_000).toISOString()
+  const [members, invitations, usage] = await Promise.all([
+    api("GET", "/v1/orgs/me/members"),
+    api("GET", "/v1/orgs/me/invitations").catch(() => null),
+    api("GET", `/v1/usage?${new URLSearchParams({ from, granularity: "day" })}`).catch(() => null)
+  ])
+  const invite = h("form", { class: "inline", "aria-label": "Invite someone" },
+    field("Email to invite", h("input", { name: "email", type: "email", required: true })),
+    field("Role", h("select", { name: "role" }, h("option", { value: "member" }, "member"), h("option", { value: "admin" }, "admin"))),
+    h("button", { type: "submit" }, "Invite"))
+  const link = h("div", { "aria-live": "polite" })
+  invite.addEventListener("submit", async (event) => {
+    event.preventDefault()
+    if (!(invite instanceof HTMLFormElement)) return
+    await api("POST", "/v1/orgs/me/invitations", { email: valueOf(invite, "email"), role: valueOf(invite, "role") }).then((sent) => {
+      link.replaceChildren(h("p", { class: "card notice" }, "Send this link to the invitee: ", h("code", {}, str(sent, "invite_url"))))
+      announce("Invitation created.")
+    }, failed)
+  })
+  const series = list(usage, "series")
+  const most = Math.max(1, ...series.map((p) => num(p, "credits")))
+  return h("section", { "aria-labelledby": "org-title" },
+    h("h1", { id: "org-title" }, "Organization"),
+    h("h2", {}, "Members"),
+    table(`${num(members, "total")} members`, ["Email", "Role", "Since"], list(members, "items").map((m) =>
+      [str(m, "email"), str(m, "role"), formatDate(str(m, "created_at"))])),
+    h("h2", {}, "Invitations"),
+    invite,
+    link,
+    invitations === null
+      ? h("p", {}, "Only owners and admins see invitations.")
+      : table(`${num(invitations, "total")} pending`, ["Email", "Role", "Expires", ""], list(invitations, "items").map((i) => [
+        str(i, "email"), str(i, "role"), formatDate(str(i, "expires_at")),
+        confirmButton("Withdraw", `Withdraw the invitation to ${str(i, "email")}?`, () =>
+          api("DELETE", `/v1/orgs/me/invitations/${encodeURIComponent(str(i, "id"))}`).then(refresh, failed))
+      ])),
+    h("h2", {}, "Usage, last 30 days"),
+    usage === null
+      ? h("p", {}, "Usage needs an owner's or admin's session.")
+      : h("figure", {},
+        h("div", { class: "bars", role: "img", "aria-label": `Credits per day; ${num(usage, "credits_used")} in all` },
+          series.map((p) => {
+            // Set through the CSSOM: the console's CSP allows no inline style attributes.
+            const bar = h("div", { title: `${str(p, "start").slice(0, 10)}: ${num(p, "credits")} credits` })
+            bar.style.height = `${Math.round((100 * num(p, "credits")) / most)}%`
+            return bar
+          })),
+        h("figcaption", {}, `${num(usage, "credits_used")} credits used since ${formatDate(str(usage, "from"))}`)))
+}

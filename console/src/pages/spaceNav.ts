@@ -1,0 +1,18 @@
+import { h } from "../dom.ts"
+
+export const SPACE_TABS: ReadonlyArray<readonly [string, string]> = [
+  ["", "Memories"], ["documents", "Documents"], ["graph", "Graph"], ["models", "Memory models"], ["webhooks", "Webhooks"],
+  ["rules", "Rules"], ["extraction", "Extraction"], ["members", "Members"], ["exports", "Exports"]
+]
+
+/** The space's heading and its sections, the current one marked. */
+export const spaceHeader = (spaceId: string, current: string) => {
+  const base = `#/spaces/${encodeURIComponent(spaceId)}`
+  return h("header", {},
+    h("p", {}, h("a", { href: "#/spaces" }, "← Spaces")),
+    h("h1", { id: "space-title" }, `Space ${spaceId}`),
+    h("nav", { class: "tabs", "aria-label": "Space sections" }, h("ul", {}, SPACE_TABS.map(([tab, label]) =>
+      h("li", {}, h("a", { href: tab === "" ? base : `${base}/${tab}`, ...(tab === current ? { "aria-current": "page" } : {}) }, label))))))
+}
+
+export const spaceBase = (spaceId: string) => `/v1/spaces/${encodeURIComponent(spaceId)}`
