@@ -22,6 +22,7 @@ import { SpaceEntityLive } from "../src/space/SpaceEntity.ts"
 import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Projects } from "../src/spaces/Projects.ts"
+import { ConnectedClients } from "../src/oauth/ConnectedClients.ts"
 import { Rules } from "../src/security/Rules.ts"
 import { SpaceMembers } from "../src/spaces/SpaceMembers.ts"
 import { RuleRepo } from "../services/store/RuleRepo.ts"
@@ -88,6 +89,7 @@ export const Services = Layer.mergeAll(
   Webhooks.Default,
   Documents.Default,
   Portability.Default,
+  ConnectedClients.Default,
   Metering.Default,
   Feedback.Default,
   UsageReports.Default,

@@ -53,6 +53,21 @@ const decodeCodes = decodeRows(CodeRow)
 const decodeTokens = decodeRows(TokenRow)
 const decodeGrantIds = decodeRows(Schema.Struct({ grant_id: Schema.String }))
 
+/** A grant still in force, with its client and the user who approved it (the console's "connected clients"). */
+const ConnectedRow = Schema.Struct({
+  grant_id: Schema.String,
+  client_id: Schema.String,
+  client_name: Schema.NullOr(Schema.String),
+  user_id: Schema.String,
+  email: Schema.String,
+  scope: Schema.String,
+  spaces: Schema.NullOr(Schema.Array(Schema.String)),
+  created_at: Timestamptz,
+  last_used_at: Schema.NullOr(Timestamptz)
+})
+export type ConnectedRow = typeof ConnectedRow.Type
+const decodeConnected = decodeRows(ConnectedRow)
+
 export interface NewGrant {
   readonly id: string
   readonly clientId: string
@@ -177,6 +192,34 @@ export class OAuthRepo extends Effect.Service<OAuthRepo>()("engram/store/OAuthRe
           Effect.asVoid,
           storeFailure
         ),
+
+      /**
+       * The organization's grants in force (not revoked, with a refresh token
+       * that can still be used), newest first; only `userId`'s when given.
+       * `last_used_at` is when a token of the grant was last issued.
+       */
+      connected: (orgId: string, userId: string | null) =>
+        sql`SELECT g.id AS grant_id, g.client_id, c.client_name, g.user_id, u.email, g.scope, g.spaces, g.created_at,
+            (SELECT max(t.created_at) FROM oauth_tokens t WHERE t.grant_id = g.id) AS last_used_at
+          FROM oauth_grants g
+          JOIN oauth_clients c ON c.id = g.client_id
+          JOIN users u ON u.id = g.user_id
+          WHERE g.org_id = ${orgId} AND g.revoked_at IS NULL
+            ${userId === null ? sql`` : sql`AND g.user_id = ${userId}`}
+            AND EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh'
+              AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > now())
+          ORDER BY g.created_at DESC, g.id`.pipe(Effect.flatMap(decodeConnected), storeFailure),
+
+      /** Revokes a grant of the organization (only `userId`'s when given); answers whether one was in force. */
+      revokeInOrg: (orgId: string, grantId: string, userId: string | null, now: Date) =>
+        Effect.gen(function*() {
+          const found = yield* sql`SELECT id AS grant_id FROM oauth_grants
+            WHERE id = ${grantId} AND org_id = ${orgId} AND revoked_at IS NULL
+              ${userId === null ? sql`` : sql`AND user_id = ${userId}`}`.pipe(Effect.flatMap(decodeGrantIds))
+          if (found.length === 0) return false
+          yield* revokeGrant(grantId, now)
+          return true
+        }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("OAuthRepo.revokeInOrg")),
 
       revokeGrant: (grantId: string, now: Date) =>
         revokeGrant(grantId, now).pipe(sql.withTransaction, storeFailure, Effect.withSpan("OAuthRepo.revokeGrant"))

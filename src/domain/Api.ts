@@ -18,6 +18,7 @@ import { withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { ProjectsApi } from "./Projects.ts"
+import { ConnectedClientsApi } from "./ConnectedClients.ts"
 import { RulesApi } from "./Rules.ts"
 import { SpaceMembersApi } from "./SpaceMembersApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -36,6 +37,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ApiKeysApi)
   .add(SpacesApi)
   .add(ProjectsApi)
+  .add(ConnectedClientsApi)
   .add(RulesApi)
   .add(SpaceMembersApi)
   .add(MemoryApi)

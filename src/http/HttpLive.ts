@@ -10,6 +10,7 @@ import { envelopeMiddleware } from "./Envelope.ts"
 import { readsFirst } from "./ReadsFirst.ts"
 import { ConsoleRoute } from "./ConsoleRoute.ts"
 import { McpRoute } from "./McpRoute.ts"
+import { ConnectedClientHandlers } from "./ConnectedClientHandlers.ts"
 import { OAuthRoutes } from "./OAuthRoutes.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
@@ -47,7 +48,7 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SwitchHandlers, InvitationHandlers]),
   Layer.provide([ProjectHandlers, RuleHandlers, SpaceMemberHandlers]),
   Layer.provide([ExtractionSettingsHandlers]),
-  Layer.provide([PortabilityHandlers]),
+  Layer.provide([PortabilityHandlers, ConnectedClientHandlers]),
   Layer.provide(AuthenticationLive)
 )
 

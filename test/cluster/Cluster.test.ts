@@ -224,7 +224,12 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
       }
     }
     const workers = nodes.map((node, i) => traffic(node, i))
+    // Enough traffic on each side of the removal, however slow a busy machine makes each request (at most 30 s each).
+    const until = async (enough: () => boolean) => {
+      for (const deadline = Date.now() + 30_000; !enough() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100))
+    }
     await new Promise((r) => setTimeout(r, 1500))
+    await until(() => seen.length > 10)
     const removed = await fetch(`${c.url}/v1/spaces/${spaceId}/members/${partner.orgId}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${owner.token}` }
@@ -232,6 +237,7 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     expect(removed.status).toBe(204)
     removedAt = Date.now()
     await new Promise((r) => setTimeout(r, 1500))
+    await until(() => seen.filter((s) => s.started > removedAt).length > 10)
     running = false
     await Promise.all(workers)
 

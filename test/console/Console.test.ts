@@ -282,7 +282,6 @@ eachProfile("web console", (it) => {
       yield* ui(() => inviteLink.waitFor())
       expect(yield* ui(() => inviteLink.innerText())).toMatch(/^https?:\/\/\S+$/)
       expect(yield* ui(() => page.locator(".bars div").count())).toBeGreaterThan(0)
-      yield* shot(page, "organization")
 
       expect(errors).toEqual([])
     }), { timeout: 240_000 })
@@ -342,6 +341,21 @@ eachProfile("web console", (it) => {
       // The space not ticked on the consent page stays out of reach.
       const outside = yield* ui(() => client.callTool({ name: "retrieve", arguments: { space_id: other, query: "bees" } }))
       expect(outside.isError).toBe(true)
+
+      // The console lists the connected client; revoking it there stops it at once.
+      yield* ui(() => page.goto(`${base}/`))
+      yield* ui(() => page.evaluate(`sessionStorage.setItem("engram.session", ${JSON.stringify(owner.token)})`))
+      yield* ui(() => page.goto(`${base}/#/organization`))
+      const row = page.locator("#connected-clients tbody tr", { hasText: "Test Assistant" })
+      yield* ui(() => row.waitFor())
+      expect(yield* ui(() => row.innerText())).toContain(spaceId)
+      yield* shot(page, "organization")
+      page.once("dialog", (dialog) => void dialog.accept())
+      yield* ui(() => row.getByRole("button", { name: "Revoke Test Assistant" }).click())
+      yield* ui(() => row.waitFor({ state: "detached" }))
+      const afterRevoke = yield* ui(() => client.callTool({ name: "retrieve", arguments: { space_id: spaceId, query: "bees" } }).then(() => "served", (e: unknown) => String(e)))
+      // The SDK meets the 401, tries the refresh token, and the revoked grant refuses it.
+      expect(afterRevoke).toMatch(/Unauthorized|401|InvalidGrant|invalid_grant|invalid_token/i)
       expect(errors).toEqual([])
     }), { timeout: 180_000 })
 }, undefined, { transport: WebhookTransport.make({ allowPrivate: true }) })

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { type Account, call, createKey, signup } from "../support/Http.ts"
+import { type Account, addMember, call, createKey, signup } from "../support/Http.ts"
 import { MemoryProvider, REDIRECT } from "../support/McpOAuthProvider.ts"
 import { eachProfile } from "../support/Suite.ts"
 
@@ -335,6 +335,42 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       expect(again.body.error).toBe("invalid_grant")
       const unknown = yield* call("POST", "/oauth/revoke", form({ token: "mcp_at_nothing-like-this" }))
       expect(unknown.status).toBe(200)
+    }))
+
+  it.scoped("connected clients: listed on a session (a key gets 401), a member sees only their own, revoking one stops it at once", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup("connected")
+      const { tokens } = yield* manualTokens(owner)
+      const member = yield* addMember(owner, "member")
+      expect((yield* mcp(tokens.access_token)).status).toBe(200)
+
+      const listed = yield* call("GET", "/v1/oauth/grants", { token: owner.token })
+      expect(listed.status, listed.text).toBe(200)
+      expect(listed.body.total).toBe(1)
+      expect(listed.body.items[0]).toMatchObject({
+        client_name: "Manual Client",
+        email: owner.email,
+        scope: expect.stringContaining("memories:read"),
+        spaces: null,
+        last_used_at: expect.any(String)
+      })
+      const key = (yield* createKey(owner.token)).raw_key
+      expect((yield* call("GET", "/v1/oauth/grants", { token: key })).body.error.code).toBe("session_required")
+
+      // A member of the organization sees and revokes only their own grants: not the owner's.
+      const own = yield* call("GET", "/v1/oauth/grants", { token: member.token })
+      expect(own.body.items).toEqual([])
+      const ownersGrant = listed.body.items[0].id
+      expect((yield* call("DELETE", `/v1/oauth/grants/${ownersGrant}`, { token: member.token })).status).toBe(404)
+      expect((yield* mcp(tokens.access_token)).status).toBe(200)
+
+      // The owner revokes it: its access token and refresh token stop at once, and it leaves the list.
+      expect((yield* call("DELETE", `/v1/oauth/grants/${ownersGrant}`, { token: owner.token })).status).toBe(204)
+      expect((yield* mcp(tokens.access_token)).status).toBe(401)
+      const refreshed = yield* exchange({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: listed.body.items[0].client_id })
+      expect(refreshed.body.error).toBe("invalid_grant")
+      expect((yield* call("GET", "/v1/oauth/grants", { token: owner.token })).body.items).toEqual([])
+      expect((yield* call("DELETE", `/v1/oauth/grants/${ownersGrant}`, { token: owner.token })).status).toBe(404)
     }))
 
   it.scoped("token requests are refused with the RFC's errors: wrong verifier, code reuse, another resource, bad grant type", () =>

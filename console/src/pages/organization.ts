@@ -1,14 +1,15 @@
-import { api, list, num, str } from "../api.ts"
+import { api, list, num, str, strings } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
 /** The organization: its members, pending invitations (the link shown to the inviter) and usage over the last 30 days. */
 export const organizationPage = async (refresh: () => void) => {
   const from = new Date(Date.now() - 30 * 86_400_000).toISOString()
-  const [members, invitations, usage] = await Promise.all([
+  const [members, invitations, usage, clients] = await Promise.all([
     api("GET", "/v1/orgs/me/members"),
     api("GET", "/v1/orgs/me/invitations").catch(() => null),
-    api("GET", `/v1/usage?${new URLSearchParams({ from, granularity: "day" })}`).catch(() => null)
+    api("GET", `/v1/usage?${new URLSearchParams({ from, granularity: "day" })}`).catch(() => null),
+    api("GET", "/v1/oauth/grants")
   ])
   const invite = h("form", { class: "inline", "aria-label": "Invite someone" },
     field("Email to invite", h("input", { name: "email", type: "email", required: true })),
@@ -40,6 +41,23 @@ export const organizationPage = async (refresh: () => void) => {
         confirmButton("Withdraw", `Withdraw the invitation to ${str(i, "email")}?`, () =>
           api("DELETE", `/v1/orgs/me/invitations/${encodeURIComponent(str(i, "id"))}`).then(refresh, failed))
       ])),
+    h("h2", {}, "Connected MCP clients"),
+    table(`${num(clients, "total")} connected`, ["Client", "Signed in by", "Access", "Spaces", "Last used", ""], list(clients, "items").map((c) => {
+      const name = str(c, "client_name") || str(c, "client_id")
+      const spaces = strings(c, "spaces")
+      return [
+        name,
+        str(c, "email"),
+        str(c, "scope").includes("memories:write") ? "read and write" : "read",
+        typeof c === "object" && c !== null && "spaces" in c && Array.isArray(c.spaces) ? spaces.join(", ") : "all spaces",
+        formatDate(str(c, "last_used_at")),
+        confirmButton("Revoke", `Revoke ${name}? It must sign in again to reach your memories.`, () =>
+          api("DELETE", `/v1/oauth/grants/${encodeURIComponent(str(c, "id"))}`).then(() => {
+            announce(`${name} revoked.`)
+            refresh()
+          }, failed), `Revoke ${name}`)
+      ]
+    }), { id: "connected-clients" }),
     h("h2", {}, "Usage, last 30 days"),
     usage === null
       ? h("p", {}, "Usage needs an owner's or admin's session.")
