@@ -213,6 +213,11 @@ eachProfile("web console", (it) => {
       const drawn = yield* ui(() => page.locator("svg#graph g.node").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-entity"))))
       expect(drawn).toEqual(expect.arrayContaining(["Priya", "Tom", "Lisbon"]))
       expect(yield* ui(() => page.locator("svg#graph line.edge").count())).toBeGreaterThan(0)
+      // A node opens its entity (from the keyboard too): the memories that name it.
+      yield* ui(() => page.locator("svg#graph g.node[data-entity=Lisbon]").focus())
+      yield* ui(() => page.keyboard.press("Enter"))
+      yield* ui(() => page.locator("#entity-detail h3", { hasText: "Lisbon" }).waitFor())
+      expect(yield* ui(() => page.locator("#entity-detail li").allInnerTexts())).toEqual(expect.arrayContaining([expect.stringContaining("Lisbon")]))
       yield* shot(page, "graph")
 
       // Rules: add one, and it is stored.
@@ -282,6 +287,9 @@ eachProfile("web console", (it) => {
       yield* ui(() => inviteLink.waitFor())
       expect(yield* ui(() => inviteLink.innerText())).toMatch(/^https?:\/\/\S+$/)
       expect(yield* ui(() => page.locator(".bars div").count())).toBeGreaterThan(0)
+      // The plan and this period's credits, with the plans to move to.
+      expect(yield* ui(() => page.locator("#billing").innerText())).toMatch(/plan, \$\d+ a month[\s\S]*credits used/)
+      expect(yield* ui(() => page.locator("#billing tbody tr").count())).toBeGreaterThan(0)
 
       expect(errors).toEqual([])
     }), { timeout: 240_000 })

@@ -1,5 +1,6 @@
 import { api, list, num, str } from "../api.ts"
-import { h, table } from "../dom.ts"
+import { formatDate, h, table } from "../dom.ts"
+import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
 const SVG = "http://www.w3.org/2000/svg"
@@ -64,16 +65,40 @@ export const graphPage = async (spaceId: string) => {
       const p = at.get(str(n, "id"))
       if (p === undefined) return []
       const r = 4 + 10 * Math.sqrt(num(n, "mention_count") / most)
-      return [svg("g", { class: "node", "data-entity": str(n, "label") },
+      return [svg("g", { class: "node", "data-entity": str(n, "label"), "data-id": str(n, "id"), tabindex: 0, role: "button", "aria-label": `Show what the memories say about ${str(n, "label")}` },
         svg("circle", { cx: p.x, cy: p.y, r }),
         svg("text", { x: p.x + r + 2, y: p.y + 4 }, document.createTextNode(str(n, "label"))))]
     }))
+  // A node opens its entity: how often it is mentioned and the memories that name it.
+  const detail = h("div", { id: "entity-detail", "aria-live": "polite" })
+  const show = async (entityId: string) => {
+    try {
+      const entity = await api("GET", `${spaceBase(spaceId)}/entities/${encodeURIComponent(entityId)}`)
+      detail.replaceChildren(h("article", { class: "card" },
+        h("h3", {}, str(entity, "name")),
+        h("p", {}, `${num(entity, "mention_count")} mentions, from ${formatDate(str(entity, "first_seen"))} to ${formatDate(str(entity, "last_seen"))}`),
+        h("ul", {}, list(entity, "observations").map((o) => h("li", {}, str(o, "text"))))))
+    } catch (error) {
+      failed(error)
+    }
+  }
+  for (const node of drawing.querySelectorAll<SVGGElement>("g.node")) {
+    const open = () => void show(node.dataset.id ?? "")
+    node.addEventListener("click", open)
+    node.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault()
+        open()
+      }
+    })
+  }
   return h("section", { "aria-labelledby": "space-title" },
     spaceHeader(spaceId, "graph"),
     h("h2", {}, "Entity graph"),
     nodes.length === 0
       ? h("p", { class: "empty" }, "No entities yet: they come from what the space's memories name.")
       : h("div", { class: "graph-wrap" }, drawing),
+    detail,
     h("p", {}, `${num(graph, "total_entities")} entities, ${num(graph, "total_edges")} links in all; the drawing shows the most mentioned.`),
     table("Links, strongest first", ["From", "To", "Together in"],
       [...edges].sort((a, b) => num(b, "weight") - num(a, "weight")).slice(0, 50)

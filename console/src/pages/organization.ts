@@ -1,15 +1,41 @@
-import { api, list, num, str, strings } from "../api.ts"
+import { api, bool, list, num, str, strings } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
+
+/** The plan, this period's credits, and the plans to move to (checkout goes to the payment processor's page). */
+const billingSection = (billing: unknown) => {
+  const limit = Math.max(1, num(billing, "credits_limit"))
+  return h("div", { id: "billing", class: "card" },
+    h("p", {}, `${str(billing, "plan_name")} plan, $${num(billing, "price_per_month_usd")} a month` +
+      (bool(billing, "has_subscription") ? (bool(billing, "cancel_at_period_end") ? " (ends at the next reset)" : " (subscribed)") : "")),
+    h("p", {}, `${num(billing, "credits_used")} of ${num(billing, "credits_limit")} credits used; resets ${formatDate(str(billing, "credits_reset_at"))}`),
+    h("progress", { max: limit, value: Math.min(limit, num(billing, "credits_used")), "aria-label": "Credits used this period" }),
+    table("Plans", ["Plan", "Price a month", "Credits", "Spaces", ""], list(billing, "available_plans").map((plan) => [
+      str(plan, "name"),
+      `$${num(plan, "price_per_month_usd")}`,
+      String(num(plan, "credits")),
+      String(num(plan, "max_spaces")),
+      str(plan, "plan_id") === str(billing, "plan_id")
+        ? "current"
+        : h("button", {
+          type: "button",
+          onclick: () =>
+            api("POST", "/v1/billing/checkout", { plan_id: str(plan, "plan_id") }).then((session) => {
+              location.assign(str(session, "checkout_url"))
+            }, failed)
+        }, `Choose ${str(plan, "name")}`)
+    ])))
+}
 
 /** The organization: its members, pending invitations (the link shown to the inviter) and usage over the last 30 days. */
 export const organizationPage = async (refresh: () => void) => {
   const from = new Date(Date.now() - 30 * 86_400_000).toISOString()
-  const [members, invitations, usage, clients] = await Promise.all([
+  const [members, invitations, usage, clients, billing] = await Promise.all([
     api("GET", "/v1/orgs/me/members"),
     api("GET", "/v1/orgs/me/invitations").catch(() => null),
     api("GET", `/v1/usage?${new URLSearchParams({ from, granularity: "day" })}`).catch(() => null),
-    api("GET", "/v1/oauth/grants")
+    api("GET", "/v1/oauth/grants"),
+    api("GET", "/v1/billing").catch(() => null)
   ])
   const invite = h("form", { class: "inline", "aria-label": "Invite someone" },
     field("Email to invite", h("input", { name: "email", type: "email", required: true })),
@@ -58,6 +84,8 @@ export const organizationPage = async (refresh: () => void) => {
           }, failed), `Revoke ${name}`)
       ]
     }), { id: "connected-clients" }),
+    h("h2", {}, "Plan and billing"),
+    billing === null ? h("p", {}, "Billing needs an owner's or admin's session.") : billingSection(billing),
     h("h2", {}, "Usage, last 30 days"),
     usage === null
       ? h("p", {}, "Usage needs an owner's or admin's session.")
