@@ -50,12 +50,17 @@ export const organizationPage = async (refresh: () => void) => {
       announce("Invitation created.")
     }, failed)
   })
-  const series = list(usage, "series")
-  const most = Math.max(1, ...series.map((p) => num(p, "credits")))
+  // One bar per day of the window, empty days included.
+  const byDay = new Map(list(usage, "series").map((p) => [str(p, "start").slice(0, 10), num(p, "credits")]))
+  const series = Array.from({ length: 30 }, (_, i) => {
+    const day = new Date(Date.now() - (29 - i) * 86_400_000).toISOString().slice(0, 10)
+    return { day, credits: byDay.get(day) ?? 0 }
+  })
+  const most = Math.max(1, ...series.map((p) => p.credits))
   return h("section", { "aria-labelledby": "org-title" },
     h("h1", { id: "org-title" }, "Organization"),
     h("h2", {}, "Members"),
-    table(`${num(members, "total")} members`, ["Email", "Role", "Since"], list(members, "items").map((m) =>
+    table(num(members, "total") === 1 ? "1 member" : `${num(members, "total")} members`, ["Email", "Role", "Since"], list(members, "items").map((m) =>
       [str(m, "email"), str(m, "role"), formatDate(str(m, "created_at"))])),
     h("h2", {}, "Invitations"),
     invite,
@@ -93,8 +98,8 @@ export const organizationPage = async (refresh: () => void) => {
         h("div", { class: "bars", role: "img", "aria-label": `Credits per day; ${num(usage, "credits_used")} in all` },
           series.map((p) => {
             // Set through the CSSOM: the console's CSP allows no inline style attributes.
-            const bar = h("div", { title: `${str(p, "start").slice(0, 10)}: ${num(p, "credits")} credits` })
-            bar.style.height = `${Math.round((100 * num(p, "credits")) / most)}%`
+            const bar = h("div", { title: `${p.day}: ${p.credits} credits` })
+            bar.style.height = `${Math.round((100 * p.credits) / most)}%`
             return bar
           })),
         h("figcaption", {}, `${num(usage, "credits_used")} credits used since ${formatDate(str(usage, "from"))}`)))
