@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { expect } from "@effect/vitest"
+import { describe, it } from "vitest"
 import { HttpServer } from "@effect/platform"
 import { Effect } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
@@ -57,7 +58,16 @@ const shot = (page: Page, name: string) =>
 
 const ui = <A>(run: () => Promise<A>) => Effect.promise(run)
 
-eachProfile("web console", (it) => {
+/** Without Chromium the browser tests are reported as skipped, with the reason printed (`.ci/run` installs it and checks it is there). */
+const NO_BROWSER = "web console browser tests skipped: Chromium is not installed (apt-get install chromium)"
+if (CHROMIUM === undefined) {
+  console.warn(`\n*** ${NO_BROWSER} ***\n`)
+  describe("web console", () => {
+    it.skip(NO_BROWSER, () => {})
+  })
+}
+
+if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
   it.scoped("sign in, create a key, see a recorded memory, search, edit, retire, ask the playground, revoke the key", () =>
     Effect.gen(function*() {
       const base = yield* baseUrl
