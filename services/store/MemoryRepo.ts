@@ -10,6 +10,7 @@ import type { MemoryListQuery, MemoryState } from "../../src/domain/Memories.ts"
 import type { IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { decodeRows, decodeRowsInChunks, Int8 } from "./Columns.ts"
 import {
+  factsBehindSyntheses,
   type DocumentWrite,
   type DocumentWrites,
   HistoryRow,
@@ -163,9 +164,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           conditions.push(sql`strpos(lower(text), ${query.q.trim().toLowerCase()}) > 0`)
         }
         if (query.prefer_observations !== false) {
-          conditions.push(sql`NOT (memories.type = 'fact' AND EXISTS (SELECT 1 FROM memories n
-            WHERE n.org_id = memories.org_id AND n.space_id = memories.space_id AND n.type <> 'fact'
-              AND n.state = 'active' AND memories.id = ANY(n.source_ids)))`)
+          conditions.push(sql`NOT (type = 'fact' AND id IN ${factsBehindSyntheses(sql, space, "any")})`)
         }
         const where = sql.and(conditions)
         return Effect.all({

@@ -2,8 +2,9 @@
  * The `memories` row and its mapping to the domain model, both ways: decoded
  * with Schema when read, and flattened into a record for multi-row inserts.
  */
+import type { Statement } from "@effect/sql"
 import { Schema } from "effect"
-import { MemoryId, type OrgId, type SpaceId } from "../../src/domain/Ids.ts"
+import { MemoryId, type OrgId, type SpaceId, type SpaceRef } from "../../src/domain/Ids.ts"
 import { MemoryState, MemoryType, Metadata } from "../../src/domain/Memories.ts"
 import { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { Bytea, Int8, Timestamptz } from "./Columns.ts"
@@ -196,3 +197,14 @@ export const memoryRecord = (documentId: string, position: number, m: NewMemory)
 export const newMemoryId = (random: string) => MemoryId.make(`mem_${random}`)
 
 export type { OrgId, SpaceId }
+
+/**
+ * The ids of the facts behind a space's active syntheses (`note` alone, or
+ * every type but `fact`), as an uncorrelated subquery: PostgreSQL hashes it
+ * once per statement. The correlated form (`EXISTS ... id = ANY(n.source_ids)`
+ * per row) rescanned the space for every fact: 20 to 70 s for one page of a
+ * 10,000-memory space.
+ */
+export const factsBehindSyntheses = (sql: Statement.Constructor, space: SpaceRef, synthesis: "note" | "any") =>
+  sql`(SELECT unnest(n.source_ids) FROM memories n WHERE n.org_id = ${space.orgId} AND n.space_id = ${space.spaceId}
+    AND ${synthesis === "note" ? sql`n.type = 'note'` : sql`n.type <> 'fact'`} AND n.state = 'active')`

@@ -8,7 +8,7 @@ import { Effect, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import type { MemoryType } from "../../src/domain/Memories.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { LIST_COLUMNS, MemoryFromRow } from "./MemoryRows.ts"
+import { factsBehindSyntheses, LIST_COLUMNS, MemoryFromRow } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** A memory type, or `collapsed`: every type, with notes standing in for the facts behind them. */
@@ -24,10 +24,8 @@ export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/sto
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.literal(COLUMNS)
-    const consolidated = sql`EXISTS (SELECT 1 FROM memories n WHERE n.org_id = m.org_id AND n.space_id = m.space_id
-      AND n.type = 'note' AND n.state = 'active' AND m.id = ANY(n.source_ids))`
-
-    const viewCondition = (view: ProfileView) => {
+    const viewCondition = (space: SpaceRef, view: ProfileView) => {
+      const consolidated = sql`m.id IN ${factsBehindSyntheses(sql, space, "note")}`
       switch (view) {
         case "collapsed":
           return sql`NOT (m.type = 'fact' AND ${consolidated})`
@@ -58,7 +56,7 @@ export class UserMemoryRepo extends Effect.Service<UserMemoryRepo>()("engram/sto
           sql`m.space_id = ${space.spaceId}`,
           sql`m.user_id = ${userId}`,
           sql`m.state = 'active'`,
-          viewCondition(view)
+          viewCondition(space, view)
         ])
         return Effect.all({
           items: sql`SELECT ${columns} FROM memories m WHERE ${where}
