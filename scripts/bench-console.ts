@@ -77,13 +77,18 @@ try {
         const t = performance.now()
         await page.goto(`${server.url}/${route}`)
         // The heading is drawn once the page's data has arrived; the playground's results are part of its page.
-        await page.locator("main h1").waitFor()
-        if (name === "playground") await page.locator("ol.ranked").waitFor()
-        if (name === "search") await page.locator("table.memories").waitFor()
+        try {
+          await page.locator("main h1").waitFor()
+          if (name === "playground") await page.locator("ol.ranked").waitFor()
+          if (name === "search") await page.locator("table.memories").waitFor()
+        } catch (cause) {
+          throw new Error(`the ${name} page (${route}) did not show within 30 s`, { cause })
+        }
         // The first load warms the server's caches and the browser's; it is not counted.
         if (i > 0) times.push(performance.now() - t)
       }
       const median = Math.round(percentile(times, 50))
+      if (!asJson) console.error(`${name}: median ${median} ms`)
       rows.push({ page: name, median_ms: median, max_ms: Math.round(Math.max(...times)), met: Math.max(...times) < 1000 })
     }
   } finally {
