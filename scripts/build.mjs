@@ -9,6 +9,7 @@ import { build } from "esbuild"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { newestSource } from "../bin/sources.mjs"
+import { consoleBuildOptions } from "../console/build.mjs"
 
 const root = join(import.meta.dirname, "..")
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
@@ -36,19 +37,8 @@ try {
     sourcemap: "linked",
     logLevel: "warning"
   })
-  // The web console's script (served at /console/app.js): one browser module, the same options as
-  // services/ConsoleAssets.ts uses when it bundles an edited checkout's console in memory.
-  await build({
-    entryPoints: [join(root, "console/src/main.ts")],
-    outfile: join(dist, "console", "app.js"),
-    bundle: true,
-    platform: "browser",
-    format: "esm",
-    target: "es2020",
-    minify: true,
-    legalComments: "none",
-    logLevel: "warning"
-  })
+  // The web console's script (served at /console/app.js).
+  await build({ ...consoleBuildOptions(root), outfile: join(dist, "console", "app.js") })
   writeFileSync(join(dist, "build.json"), JSON.stringify({ newest_source_ms: newestSource(root) }))
   console.log(`engram build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 } catch (e) {

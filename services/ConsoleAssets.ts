@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
-import type { BuildOptions } from "esbuild"
+import { consoleBuildOptions } from "../console/build.mjs"
 
 /** The package's root: this module sits one level below it, as source (services/) and bundled (dist/). */
 const ROOT = join(import.meta.dirname, "..")
@@ -21,22 +21,10 @@ const newest = (dir: string): number =>
     return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
   }, 0)
 
-/** esbuild's options for the console's script: one browser module, minified. */
-export const consoleBuildOptions: BuildOptions = {
-  entryPoints: [join(CONSOLE_DIR, "src", "main.ts")],
-  bundle: true,
-  platform: "browser",
-  format: "esm",
-  target: "es2020",
-  minify: true,
-  legalComments: "none",
-  logLevel: "warning"
-}
-
 const bundleNow = Effect.tryPromise({
   try: async () => {
     const { build } = await import("esbuild")
-    const result = await build({ ...consoleBuildOptions, write: false })
+    const result = await build({ ...consoleBuildOptions(ROOT), write: false })
     const output = result.outputFiles?.[0]
     if (output === undefined) throw new Error("esbuild wrote nothing")
     return output.text
