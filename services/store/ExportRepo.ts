@@ -9,9 +9,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { DocumentLine, type HistoryEntry, type MemoryLine, type ModelLine, SettingsLine, type UserProfileLine } from "../../src/domain/ExportFormat.ts"
-import { TriggerMemoryType } from "../../src/domain/MemoryModels.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { HistoryRow, INDEX_COLUMNS, IndexedMemoryFromRow } from "./MemoryRows.ts"
+import { ModelRow } from "./ModelRepo.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** Where the next page of memories starts: after this (created_at as the store prints it, id). */
@@ -32,20 +32,10 @@ const decodeDocuments = decodeRows(Schema.Struct({
   created_at: Timestamptz,
   updated_at: Timestamptz
 }))
+// A model as ModelRepo reads it, with its stored staleness flag and last change in place of the computed one.
 const decodeModels = decodeRows(Schema.Struct({
-  model_id: Schema.String,
-  name: Schema.String,
-  query: Schema.String,
-  content: Schema.NullOr(Schema.String),
-  tags: Schema.Array(Schema.String),
-  max_tokens: Int8,
-  trigger_mode: Schema.Literal("full", "delta"),
-  refresh_on_new: Schema.Boolean,
-  trigger_types: Schema.NullOr(Schema.Array(TriggerMemoryType)),
-  last_refreshed_at: Schema.NullOr(Timestamptz),
-  refreshed_query: Schema.NullOr(Schema.String),
+  ...ModelRow.omit("space_id", "is_stale", "marked_stale").fields,
   stale: Schema.Boolean,
-  created_at: Timestamptz,
   updated_at: Timestamptz
 }))
 const decodeModelHistory = decodeRows(Schema.Struct({ model_id: Schema.String, previous_content: Schema.String, changed_at: Timestamptz }))

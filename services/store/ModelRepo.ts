@@ -13,7 +13,7 @@ import { type MemoryModel, TriggerMemoryType } from "../../src/domain/MemoryMode
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
-const ModelRow = Schema.Struct({
+export const ModelRow = Schema.Struct({
   model_id: Schema.String,
   space_id: Schema.String,
   name: Schema.String,
