@@ -1,8 +1,9 @@
 /**
  * The application, identical in every profile: the services the HTTP
  * handlers and the CLI call (each declares its own dependencies), and the
- * Space entity with the cluster's waker. A profile provides what they run
- * on: the SQL store, the cache, the models, the cluster and the AppConfig.
+ * Space entity with the cluster's waker and the node's OAuth sweep. A profile
+ * provides what they run on: the SQL store, the cache, the models, the
+ * cluster and the AppConfig.
  */
 import { Layer } from "effect"
 import { Accounts } from "../src/identity/Accounts.ts"
@@ -23,6 +24,7 @@ import { SpaceWaker } from "../src/space/SpaceWaker.ts"
 import { Spaces } from "../src/spaces/Spaces.ts"
 import { Projects } from "../src/spaces/Projects.ts"
 import { ConnectedClients } from "../src/oauth/ConnectedClients.ts"
+import * as OAuthSweep from "../src/oauth/OAuthSweep.ts"
 import { Rules } from "../src/security/Rules.ts"
 import { SpaceMembers } from "../src/spaces/SpaceMembers.ts"
 import { RuleRepo } from "../services/store/RuleRepo.ts"
@@ -46,8 +48,11 @@ import { ExportRepo } from "../services/store/ExportRepo.ts"
 import { ImportRepo } from "../services/store/ImportRepo.ts"
 import { PortabilityRepo } from "../services/store/PortabilityRepo.ts"
 
-/** The Space entity registered on the cluster, and the singleton that wakes spaces with work due. */
-export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker).pipe(
+/**
+ * The Space entity registered on the cluster, the singleton that wakes spaces
+ * with work due, and this node's sweep of spent OAuth codes, tokens and grants.
+ */
+export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker, OAuthSweep.layer()).pipe(
   Layer.provide([
     MemoryRepo.Default,
     JobRepo.Default,

@@ -167,24 +167,27 @@ export class OAuthRepo extends Effect.Service<OAuthRepo>()("engram/store/OAuthRe
 
       /**
        * Rotates a refresh token: marks it used and stores its successors, in one
-       * transaction. `Reused` (after revoking the whole grant) when it had been
-       * used before; `Unknown` when no such refresh token exists.
+       * transaction. `Revoked` when its grant was revoked (whether this token was
+       * used or not: the grant's revocation is the reason it stops); `Reused`
+       * (after revoking the whole grant) when it had been used before;
+       * `Unknown` when no such refresh token exists.
        */
       rotateRefresh: (hash: string, now: Date, successors: ReadonlyArray<NewToken>) =>
         Effect.gen(function*() {
+          const found = yield* findToken(hash)
+          if (Option.isNone(found) || found.value.kind !== "refresh") return { _tag: "Unknown" } as const
+          const row = found.value
+          if (row.grant_revoked_at !== null) return { _tag: "Revoked" } as const
           const marked = yield* sql`UPDATE oauth_tokens SET used_at = ${now}
             WHERE token_hash = ${hash} AND kind = 'refresh' AND used_at IS NULL
             RETURNING grant_id`.pipe(Effect.flatMap(decodeGrantIds))
-          const row = yield* findToken(hash)
-          if (Option.isNone(row) || row.value.kind !== "refresh") return { _tag: "Unknown" } as const
           if (marked.length === 0) {
-            yield* revokeGrant(row.value.grant_id, now)
+            yield* revokeGrant(row.grant_id, now)
             return { _tag: "Reused" } as const
           }
-          const usable = row.value.revoked_at === null && row.value.grant_revoked_at === null &&
-            row.value.expires_at.getTime() > now.getTime()
-          if (usable) yield* insertTokens(row.value.grant_id, successors, now)
-          return { _tag: "Rotated", token: row.value, issued: usable } as const
+          const usable = row.revoked_at === null && row.expires_at.getTime() > now.getTime()
+          if (usable) yield* insertTokens(row.grant_id, successors, now)
+          return { _tag: "Rotated", token: row, issued: usable } as const
         }).pipe(sql.withTransaction, storeFailure, Effect.withSpan("OAuthRepo.rotateRefresh")),
 
       revokeToken: (hash: string, now: Date) =>

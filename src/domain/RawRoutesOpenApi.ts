@@ -212,12 +212,22 @@ const form = (fields: ReadonlyArray<string>) => ({
 
 const oauthFailure = { "400": { description: "RFC error (`invalid_grant`, `invalid_request`, ...)", content: json(OAuthErrorBody) } }
 
+/** CORS preflight of an endpoint browser-based clients call from another origin. */
+const preflight = {
+  options: {
+    tags: ["oauth"],
+    summary: "CORS preflight (any origin)",
+    responses: { "204": { description: "Access-Control-Allow-Origin *, Allow-Methods, Allow-Headers, Max-Age" } }
+  }
+}
+
 const discoveryDocument = (summary: string) => ({
   get: {
     tags: ["oauth"],
     summary,
     responses: { "200": { description: "The metadata document", content: { "application/json": { schema: { type: "object" } } } } }
-  }
+  },
+  ...preflight
 })
 
 const TOKEN_FIELDS = ["grant_type", "code", "redirect_uri", "client_id", "code_verifier", "refresh_token", "resource", "scope"]
@@ -227,6 +237,7 @@ const oauthPaths = () => ({
   "/.well-known/oauth-protected-resource": discoveryDocument("Protected resource metadata of /mcp (RFC 9728)"),
   "/.well-known/oauth-authorization-server": discoveryDocument("Authorization server metadata (RFC 8414)"),
   "/oauth/register": {
+    ...preflight,
     post: {
       tags: ["oauth"],
       summary: "Dynamic client registration (RFC 7591), public clients only",
@@ -238,7 +249,7 @@ const oauthPaths = () => ({
     get: {
       tags: ["oauth"],
       summary: "Authorization request: the sign-in page, then the consent page (HTML)",
-      parameters: ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "resource", "scope", "state"]
+      parameters: ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "resource", "scope", "state", "org_id"]
         .map((name) => ({ name, in: "query", required: false, schema: { type: "string" } })),
       responses: {
         "200": { description: "Sign-in or consent page", content: { "text/html": { schema: { type: "string" } } } },
@@ -249,7 +260,7 @@ const oauthPaths = () => ({
     post: {
       tags: ["oauth"],
       summary: "The sign-in and consent forms",
-      requestBody: { required: true, content: form(["action", "email", "password", "csrf_token", "decision", "access", "spaces_mode", "space"]) },
+      requestBody: { required: true, content: form(["action", "email", "password", "csrf_token", "org_id", "decision", "access", "spaces_mode", "space"]) },
       responses: {
         "302": { description: "Approved: `code` and `state` on the redirect URI; denied: `error=access_denied`" },
         "303": { description: "Signed in: back to the authorization request, with the session cookie" },
@@ -258,6 +269,7 @@ const oauthPaths = () => ({
     }
   },
   "/oauth/token": {
+    ...preflight,
     post: {
       tags: ["oauth"],
       summary: "Token endpoint: authorization_code (PKCE S256) and refresh_token (rotating)",
@@ -266,6 +278,7 @@ const oauthPaths = () => ({
     }
   },
   "/oauth/revoke": {
+    ...preflight,
     post: {
       tags: ["oauth"],
       summary: "Token revocation (RFC 7009); 200 for unknown tokens too",

@@ -3,6 +3,7 @@
  * registration, the authorize pages, token and revocation. Their refusals
  * are the RFCs' own (`{error, error_description}`, or an HTML page), not the
  * envelope; the browser session is a cookie holding an Accounts session token.
+ * All but the pages answer any origin (CORS).
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Schema } from "effect"
@@ -32,6 +33,7 @@ import { consentPage, errorPage, signInPage } from "../oauth/OAuthPages.ts"
 import { OAuthRegistration } from "../oauth/OAuthRegistration.ts"
 import { OAuthTokens } from "../oauth/OAuthTokens.ts"
 import { Spaces } from "../spaces/Spaces.ts"
+import { CORS, CROSS_ORIGIN, preflight } from "./OAuthCors.ts"
 import { renderFailures } from "./RawRoutes.ts"
 import { registerOwnErrors, registerRoute } from "./Routes.ts"
 
@@ -112,14 +114,38 @@ const checkRequest = (params: URLSearchParams) =>
     )
   })
 
-const consent = (params: URLSearchParams, valid: ValidRequest, session: { principal: PrincipalShape; token: string }, error?: string) =>
+type BrowserSession = { readonly principal: PrincipalShape; readonly token: string }
+
+/**
+ * The session's user in the organization the page chose (`org_id`), with
+ * their role there; the session's own organization when none is named. None
+ * when they are not a member of the one named: the form is never trusted.
+ */
+const chosenOrganization = (params: URLSearchParams, session: BrowserSession) =>
   Effect.gen(function*() {
-    const organization = yield* (yield* Accounts).organization(session.principal)
-    const spaces = yield* (yield* Spaces).list(session.principal, { limit: 500, offset: 0 })
+    const orgId = params.get("org_id")
+    if (orgId === null || orgId === "" || orgId === session.principal.orgId) return Option.some(session.principal)
+    return yield* (yield* Accounts).actingIn(session.principal, orgId).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("NotFound", () => Effect.succeedNone)
+    )
+  })
+
+const notAMember = () => errorPage("You are not a member of that organization; start the connection again.", 403)
+
+/** The consent page for `principal`'s organization (its spaces), with a chooser of the user's other organizations. */
+const consent = (params: URLSearchParams, valid: ValidRequest, session: BrowserSession, principal: PrincipalShape, error?: string) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const organization = yield* accounts.organization(principal)
+    const organizations = yield* accounts.organizations(principal)
+    const spaces = yield* (yield* Spaces).list(principal, { limit: 500, offset: 0 })
     return consentPage({
       params: carried(params),
       clientName: valid.clientName,
+      orgId: principal.orgId,
       organization: organization.name,
+      organizations: organizations.map((org) => ({ id: org.org_id, name: org.name, role: org.role })),
       email: organization.email,
       writeRequested: valid.scope.includes(SCOPE_WRITE),
       spaces: spaces.items.map((space) => ({ id: space.space_id, name: space.name })),
@@ -134,7 +160,9 @@ const authorizeGet = Effect.gen(function*() {
   if (Either.isLeft(checked)) return checked.left
   const session = yield* browserSession
   if (Option.isNone(session)) return signInPage(carried(params), checked.right.clientName)
-  return yield* consent(params, checked.right, session.value)
+  const principal = yield* chosenOrganization(params, session.value)
+  if (Option.isNone(principal)) return notAMember()
+  return yield* consent(params, checked.right, session.value, principal.value)
 })
 
 const signIn = (params: URLSearchParams, valid: ValidRequest) =>
@@ -169,15 +197,19 @@ const decide = (params: URLSearchParams, valid: ValidRequest) =>
     }
     const authorization = yield* OAuthAuthorization
     if (params.get("decision") !== "approve") return found(authorization.deny(valid))
+    const chosen = yield* chosenOrganization(params, session.value)
+    if (Option.isNone(chosen)) return notAMember()
+    const principal = chosen.value
     let spaces: ReadonlyArray<string> | null = null
     if (params.get("spaces_mode") === "some") {
-      const listed = yield* (yield* Spaces).list(session.value.principal, { limit: 500, offset: 0 })
+      // Only the chosen organization's spaces count: a space of another one ticked by a forged form is dropped.
+      const listed = yield* (yield* Spaces).list(principal, { limit: 500, offset: 0 })
       const known = new Set(listed.items.map((space) => space.space_id))
       spaces = [...new Set(params.getAll("space"))].filter((id) => known.has(id))
-      if (spaces.length === 0) return yield* consent(params, valid, session.value, "Tick at least one space, or choose all spaces.")
+      if (spaces.length === 0) return yield* consent(params, valid, session.value, principal, "Tick at least one space, or choose all spaces.")
     }
     const write = params.get("access") === "write"
-    return found(yield* authorization.approve(session.value.principal, valid, { write, spaces }))
+    return found(yield* authorization.approve(principal, valid, { write, spaces }))
   })
 
 const authorizePost = Effect.gen(function*() {
@@ -218,8 +250,7 @@ const register = Effect.gen(function*() {
   return oauthJson(yield* (yield* OAuthRegistration).register(body), 201)
 })
 
-const discovery = (document: (base: string) => unknown) =>
-  Effect.map(base, (url) => HttpServerResponse.unsafeJson(document(url), { headers: { "access-control-allow-origin": "*" } }))
+const discovery = (document: (base: string) => unknown) => Effect.map(base, (url) => HttpServerResponse.unsafeJson(document(url)))
 
 type Services = AppConfig | Accounts | Authenticator | Spaces | OAuthAuthorization | OAuthRegistration | OAuthTokens
 
@@ -238,16 +269,20 @@ export const OAuthRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Services>()
     for (const [method, path] of ROUTES) registerRoute(method, path)
+    for (const [path] of CROSS_ORIGIN) registerRoute("OPTIONS", path)
     registerOwnErrors("/oauth/")
-    const serve = (handler: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, Services | HttpServerRequest.HttpServerRequest>) =>
-      renderOAuth(handler).pipe(Effect.provide(context))
-    yield* router.get(PROTECTED_RESOURCE_PATH, serve(discovery(protectedResourceMetadata)))
-    yield* router.get(`${PROTECTED_RESOURCE_PATH}/mcp`, serve(discovery(protectedResourceMetadata)))
-    yield* router.get(AUTHORIZATION_SERVER_PATH, serve(discovery(authorizationServerMetadata)))
-    yield* router.post("/oauth/register", serve(register))
+    type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, Services | HttpServerRequest.HttpServerRequest>
+    const serve = (handler: Handler) => renderOAuth(handler).pipe(Effect.provide(context))
+    /** Served to any origin: the answer (refusals included) carries Access-Control-Allow-Origin. */
+    const open = (handler: Handler) => serve(handler).pipe(Effect.map(HttpServerResponse.setHeaders(CORS)))
+    for (const [path, methods] of CROSS_ORIGIN) yield* router.options(path, Effect.succeed(preflight(methods)))
+    yield* router.get(PROTECTED_RESOURCE_PATH, open(discovery(protectedResourceMetadata)))
+    yield* router.get(`${PROTECTED_RESOURCE_PATH}/mcp`, open(discovery(protectedResourceMetadata)))
+    yield* router.get(AUTHORIZATION_SERVER_PATH, open(discovery(authorizationServerMetadata)))
+    yield* router.post("/oauth/register", open(register))
     yield* router.get("/oauth/authorize", serve(authorizeGet))
     yield* router.post("/oauth/authorize", serve(authorizePost))
-    yield* router.post("/oauth/token", serve(token))
-    yield* router.post("/oauth/revoke", serve(revoke))
+    yield* router.post("/oauth/token", open(token))
+    yield* router.post("/oauth/revoke", open(revoke))
   })
 ).pipe(Layer.provide([OAuthAuthorization.Default, OAuthRegistration.Default, OAuthTokens.Default, Accounts.Default, Spaces.Default]))

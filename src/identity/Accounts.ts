@@ -107,6 +107,19 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
     })
 
     /**
+     * The signed-in user acting in another of their organizations, with their
+     * role there (a choice made on a page, checked here; the credential stays
+     * the same). NotFound when they are not a member of it.
+     */
+    const actingIn = Effect.fn("Accounts.actingIn")(function*(principal: PrincipalShape, orgId: string) {
+      const membership = yield* accounts.membership(principal.userId, orgId)
+      if (Option.isNone(membership)) {
+        return yield* new NotFound({ message: "you are not a member of that organization" })
+      }
+      return { ...principal, orgId: membership.value.org_id, role: membership.value.role } satisfies PrincipalShape
+    })
+
+    /**
      * Moves the calling session to another of the user's organizations: a new
      * token acting there that keeps the old one's expiry (a switch never
      * extends a sign-in); the old token stops working.
@@ -166,6 +179,7 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
       logout,
       organization,
       organizations,
+      actingIn,
       switchOrganization,
       members: (principal: PrincipalShape) => accounts.listMembers(principal.orgId),
       addMember,

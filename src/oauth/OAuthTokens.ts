@@ -102,6 +102,9 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("engram/oauth/OAu
       const pair = issuePair(now)
       const rotated = yield* repo.rotateRefresh(digest(token), now, pair.rows)
       if (rotated._tag === "Unknown") return yield* oauthError("invalid_grant", "unknown refresh token")
+      if (rotated._tag === "Revoked") {
+        return yield* oauthError("invalid_grant", "the grant of this refresh token was revoked; sign in again")
+      }
       if (rotated._tag === "Reused") {
         return yield* oauthError("invalid_grant", "this refresh token was already used; the whole grant is revoked")
       }
@@ -110,7 +113,7 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("engram/oauth/OAu
         yield* repo.revokeGrant(row.grant_id, now)
         return yield* oauthError("invalid_grant", "the refresh token was issued to another client")
       }
-      if (!rotated.issued) return yield* oauthError("invalid_grant", "the refresh token expired or was revoked")
+      if (!rotated.issued) return yield* oauthError("invalid_grant", "the refresh token expired")
       if (request.resource !== undefined && request.resource !== row.resource) {
         yield* repo.revokeGrant(row.grant_id, now)
         return yield* oauthError("invalid_target", `the grant is for ${row.resource}`)

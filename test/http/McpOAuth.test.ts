@@ -5,9 +5,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
-import { createHash, randomBytes } from "node:crypto"
 import { type Account, addMember, call, createKey, signup } from "../support/Http.ts"
 import { MemoryProvider, REDIRECT } from "../support/McpOAuthProvider.ts"
+import * as Browser from "../support/OAuthBrowser.ts"
+import { authorizeUrl, type Choice, codeOf, pkce } from "../support/OAuthBrowser.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 /** The test server's real address, as the harness's HttpClient reaches it (so the Host header, and the base, agree). */
@@ -23,83 +24,9 @@ const INITIALIZE = {
 }
 const TOOLS_LIST = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }
 
-/** The hidden and chosen fields of the page's form, its checkboxes' values, and the form's action. */
-const readForm = (html: string) => {
-  const decode = (text: string) =>
-    text.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&")
-  const attribute = (tag: string, name: string) => {
-    const match = new RegExp(`${name}="([^"]*)"`).exec(tag)
-    return match === null ? undefined : decode(match[1]!)
-  }
-  const fields = new URLSearchParams()
-  const checkboxes: Array<string> = []
-  const radios: Array<string> = []
-  for (const [tag] of html.matchAll(/<input [^>]*>/g)) {
-    const type = attribute(tag, "type")
-    const name = attribute(tag, "name")
-    const value = attribute(tag, "value") ?? ""
-    if (type === "hidden" && name !== undefined) fields.append(name, value)
-    if (type === "checkbox") checkboxes.push(value)
-    if (type === "radio") radios.push(`${name}=${value}`)
-  }
-  const action = attribute(/<form [^>]*>/.exec(html)?.[0] ?? "", "action")
-  return { fields, checkboxes, radios, action }
-}
-
-interface Choice {
-  readonly decision?: "approve" | "deny"
-  readonly spaces?: ReadonlyArray<string>
-  readonly access?: "read" | "write"
-  readonly csrf?: string
-}
-
-/**
- * A browser at the authorization URL: the sign-in page, its form posted, the
- * session cookie kept, the consent page, its form posted; answers where the
- * server finally redirects (and the pages seen on the way).
- */
+/** The browser of test/support/OAuthBrowser.ts, as an Effect. */
 const browse = (base: string, authorizationUrl: string, account: Account, choice: Choice = {}) =>
-  Effect.promise(async () => {
-    const first = await fetch(authorizationUrl, { redirect: "manual" })
-    const signInHtml = await first.text()
-    if (first.status !== 200) throw new Error(`sign-in page: ${first.status} ${signInHtml}`)
-    const signIn = readForm(signInHtml)
-    signIn.fields.set("email", account.email)
-    signIn.fields.set("password", account.password)
-    const signedIn = await fetch(new URL(signIn.action!, base), { method: "POST", body: signIn.fields, redirect: "manual" })
-    const cookie = signedIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ")
-    const setCookie = signedIn.headers.getSetCookie().join("\n")
-    const consentResponse = await fetch(new URL(signedIn.headers.get("location")!, base), { headers: { cookie }, redirect: "manual" })
-    const consentHtml = await consentResponse.text()
-    if (consentResponse.status !== 200) throw new Error(`consent page: ${consentResponse.status} ${consentHtml}`)
-    const consent = readForm(consentHtml)
-    consent.fields.set("decision", choice.decision ?? "approve")
-    if (choice.csrf !== undefined) consent.fields.set("csrf_token", choice.csrf)
-    // The page's checked default: read and write, when it offers write.
-    const access = choice.access ?? (consent.radios.includes("access=write") ? "write" : undefined)
-    if (access !== undefined) consent.fields.set("access", access)
-    if (choice.spaces === undefined) consent.fields.set("spaces_mode", "all")
-    else {
-      consent.fields.set("spaces_mode", "some")
-      for (const space of choice.spaces) consent.fields.append("space", space)
-    }
-    const decided = await fetch(new URL(consent.action!, base), { method: "POST", body: consent.fields, headers: { cookie }, redirect: "manual" })
-    return {
-      signInHtml,
-      signedInStatus: signedIn.status,
-      setCookie,
-      consentHtml,
-      consent,
-      status: decided.status,
-      location: decided.headers.get("location"),
-      body: await decided.text()
-    }
-  })
-
-const codeOf = (location: string | null) => {
-  const url = new URL(location ?? "http://missing/")
-  return { code: url.searchParams.get("code"), state: url.searchParams.get("state"), error: url.searchParams.get("error"), url }
-}
+  Effect.promise(() => Browser.browse(base, authorizationUrl, account, choice))
 
 /** An MCP SDK client through the whole OAuth flow: 401, discovery, registration, the browser, finishAuth, reconnect. */
 const connectWithOAuth = (account: Account, choice: Choice = {}) =>
@@ -142,28 +69,11 @@ const form = (fields: Record<string, string>) => ({
 const mcp = (token: string, body: unknown = TOOLS_LIST, headers: Record<string, string> = {}) =>
   call("POST", "/mcp", { token, json: body, headers: { ...MCP_HEADERS, ...headers } })
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString("base64url")
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") }
-}
-
 const registerClient = Effect.gen(function*() {
   const reply = yield* call("POST", "/oauth/register", { json: { client_name: "Manual Client", redirect_uris: [REDIRECT] } })
   expect(reply.status, reply.text).toBe(201)
   return reply.body.client_id as string
 })
-
-const authorizeUrl = (base: string, clientId: string, challenge: string, extra: Record<string, string> = {}) =>
-  `${base}/oauth/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    state: "s1",
-    resource: `${base}/mcp`,
-    ...extra
-  })}`
 
 /** A client registered by hand and a code approved in the browser (no SDK): what the refusal tests start from. */
 const manualCode = (account: Account, choice: Choice = {}, extra: Record<string, string> = {}) =>
@@ -306,6 +216,7 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       const reused = yield* exchange({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId })
       expect(reused.status).toBe(400)
       expect(reused.body).toMatchObject({ error: "invalid_grant" })
+      expect(reused.body.error_description).toMatch(/already used; the whole grant is revoked/)
       expect(reused.headers["cache-control"]).toBe("no-store")
       const after = yield* mcp(newest)
       expect(after.status).toBe(401)
@@ -542,6 +453,168 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       expect(downgraded.tokens.scope).toBe("memories:read")
       const refusedToo = yield* mcp(downgraded.tokens.access_token, recordCall)
       expect(JSON.parse(refusedToo.body.result.content[0].text).error.code).toBe("forbidden")
+    }))
+
+  it.scoped("a refresh token of a grant revoked from the console is refused because the grant was revoked, used or not", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup("console-revoked")
+      const { clientId, tokens } = yield* manualTokens(owner)
+      const refreshed = yield* exchange({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId })
+      expect(refreshed.status, refreshed.text).toBe(200)
+      const grants = yield* call("GET", "/v1/oauth/grants", { token: owner.token })
+      expect((yield* call("DELETE", `/v1/oauth/grants/${grants.body.items[0].id}`, { token: owner.token })).status).toBe(204)
+      // The current refresh token (twice: the first attempt spends nothing), and the one the refresh retired.
+      for (const refreshToken of [refreshed.body.refresh_token, refreshed.body.refresh_token, tokens.refresh_token]) {
+        const refused = yield* exchange({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId })
+        expect(refused.status).toBe(400)
+        expect(refused.body.error).toBe("invalid_grant")
+        expect(refused.body.error_description).toBe("the grant of this refresh token was revoked; sign in again")
+      }
+    }))
+
+  it.scoped("a user in several organizations picks the one the client is granted; the spaces follow it; the server checks the choice", () =>
+    Effect.gen(function*() {
+      const user = yield* signup("chooser")
+      const team = yield* signup("team")
+      const stranger = yield* signup("stranger")
+      const joined = yield* call("POST", "/v1/orgs/me/members", { token: team.token, json: { email: user.email, role: "member" } })
+      expect(joined.status, joined.text).toBe(201)
+      for (const [account, space_id] of [[user, "home-notes"], [team, "team-notes"]] as const) {
+        expect((yield* call("POST", "/v1/spaces", { token: account.token, json: { space_id } })).status).toBe(201)
+      }
+      const base = yield* baseUrl
+      const clientId = yield* registerClient
+      const { challenge, verifier } = pkce()
+      const signedIn = yield* Effect.promise(() => Browser.signIn(base, authorizeUrl(base, clientId, challenge), user))
+
+      // The page opens on the user's default organization, with a chooser listing exactly the organizations they belong to.
+      const chooser = Browser.readForms(signedIn.consentHtml).find((form) => form.method === "get")
+      expect(chooser?.action).toBe("/oauth/authorize")
+      const options = chooser!.selects.get("org_id") ?? []
+      expect(options.map((o) => o.value).sort()).toEqual([user.orgId, team.orgId].sort())
+      expect(options.find((o) => o.selected)?.value).toBe(user.orgId)
+      expect(options.find((o) => o.value === team.orgId)?.label).toBe("team org (member)")
+      expect(signedIn.consentHtml).toContain(`<label for="org">`)
+      const home = Browser.postForm(signedIn.consentHtml)
+      expect(home.fields.get("org_id")).toBe(user.orgId)
+      expect(home.checkboxes).toEqual(["home-notes"])
+
+      // Choosing the team (the chooser's GET) reloads the page for it: its name, its spaces, its org_id in the consent form.
+      const pick = (orgId: string) => {
+        const url = new URL(chooser!.action!, base)
+        url.search = new URLSearchParams([...chooser!.fields, ["org_id", orgId]]).toString()
+        return Effect.promise(() => Browser.open(url, signedIn.cookie))
+      }
+      const teamPage = yield* pick(team.orgId)
+      expect(teamPage.status, teamPage.html).toBe(200)
+      expect(teamPage.html).toContain("<strong>team org</strong>")
+      const teamForm = Browser.postForm(teamPage.html)
+      expect(teamForm.fields.get("org_id")).toBe(team.orgId)
+      expect(teamForm.checkboxes).toEqual(["team-notes"])
+      expect(Browser.readForms(teamPage.html).find((f) => f.method === "get")?.selects.get("org_id")?.find((o) => o.selected)?.value)
+        .toBe(team.orgId)
+
+      // An organization the user is not in: refused on the page and in a forged consent form (no code).
+      const foreign = yield* pick(stranger.orgId)
+      expect(foreign.status).toBe(403)
+      expect(foreign.html).toContain("not a member of that organization")
+      expect(foreign.html).not.toContain("stranger org")
+      const forged = yield* Effect.promise(() => Browser.decide(base, teamPage.html, signedIn.cookie, { orgId: stranger.orgId }))
+      expect(forged.status).toBe(403)
+      expect(forged.location).toBeNull()
+      // A space of the home organization posted with the team chosen is not the team's: the page asks again.
+      const mixed = yield* Effect.promise(() => Browser.decide(base, teamPage.html, signedIn.cookie, { spaces: ["home-notes"] }))
+      expect(mixed.status).toBe(400)
+      expect(mixed.body).toContain("Tick at least one space")
+
+      // Approved for the team: the token acts there, in the space ticked, as the member the user is.
+      const approved = yield* Effect.promise(() => Browser.decide(base, teamPage.html, signedIn.cookie, { spaces: ["team-notes"] }))
+      expect(approved.status, approved.body).toBe(302)
+      const { code } = codeOf(approved.location)
+      const exchanged = yield* exchange({ grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier })
+      expect(exchanged.status, exchanged.text).toBe(200)
+      const accessToken: string = exchanged.body.access_token
+      const toolCall = (name: string, args: Record<string, unknown>) =>
+        Effect.map(mcp(accessToken, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, arguments: args } }), (reply) =>
+          JSON.parse(reply.body.result.content[0].text))
+      expect((yield* toolCall("list_spaces", {})).items.map((s: { space_id: string }) => s.space_id)).toEqual(["team-notes"])
+      const recorded = yield* toolCall("record", { space_id: "team-notes", content: "Imani books the team offsite in Lisbon." })
+      const memoryId = recorded.memories[0].memory_id
+      const seen = yield* call("POST", "/v1/retrieve", { token: team.token, json: { space_id: "team-notes", query: "offsite Lisbon" } })
+      expect(seen.body.results[0].memory_id).toBe(memoryId)
+      // The grant belongs to the team: listed there (for its owner), not in the user's home organization.
+      const teamGrants = yield* call("GET", "/v1/oauth/grants", { token: team.token })
+      expect(teamGrants.body.items.map((g: { email: string }) => g.email)).toEqual([user.email])
+      expect((yield* call("GET", "/v1/oauth/grants", { token: user.token })).body.items).toEqual([])
+    }))
+
+  it.scoped("CORS: discovery, registration, token and revocation answer preflights and any origin; the authorize page and /mcp do not", () =>
+    Effect.gen(function*() {
+      const base = yield* baseUrl
+      const origin = "https://inspector.example"
+      for (
+        const [path, method] of [
+          ["/.well-known/oauth-protected-resource", "GET"],
+          ["/.well-known/oauth-protected-resource/mcp", "GET"],
+          ["/.well-known/oauth-authorization-server", "GET"],
+          ["/oauth/register", "POST"],
+          ["/oauth/token", "POST"],
+          ["/oauth/revoke", "POST"]
+        ] as const
+      ) {
+        const preflight = yield* Effect.promise(() =>
+          fetch(`${base}${path}`, {
+            method: "OPTIONS",
+            headers: { origin, "access-control-request-method": method, "access-control-request-headers": "content-type,mcp-protocol-version" }
+          })
+        )
+        expect(preflight.status, path).toBe(204)
+        expect(preflight.headers.get("access-control-allow-origin"), path).toBe("*")
+        expect(preflight.headers.get("access-control-allow-methods")?.split(", "), path).toContain(method)
+        const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(", ")
+        expect(allowed, path).toEqual(expect.arrayContaining(["content-type", "mcp-protocol-version", "authorization"]))
+        expect(preflight.headers.get("access-control-max-age"), path).toBe("86400")
+      }
+
+      const crossOrigin = { origin }
+      const metadata = yield* call("GET", "/.well-known/oauth-authorization-server", { headers: crossOrigin })
+      expect(metadata.headers["access-control-allow-origin"]).toBe("*")
+      const registered = yield* call("POST", "/oauth/register", { json: { client_name: "Web", redirect_uris: [REDIRECT] }, headers: crossOrigin })
+      expect(registered.status).toBe(201)
+      expect(registered.headers["access-control-allow-origin"]).toBe("*")
+      const badRegistration = yield* call("POST", "/oauth/register", { json: { client_name: "x" }, headers: crossOrigin })
+      expect(badRegistration.status).toBe(400)
+      expect(badRegistration.headers["access-control-allow-origin"]).toBe("*")
+      const account = yield* signup("cors")
+      const { clientId, tokens } = yield* manualTokens(account)
+      const refreshed = yield* call("POST", "/oauth/token", {
+        ...form({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId }),
+        headers: { ...form({}).headers, ...crossOrigin }
+      })
+      expect(refreshed.status, refreshed.text).toBe(200)
+      expect(refreshed.headers["access-control-allow-origin"]).toBe("*")
+      const refused = yield* call("POST", "/oauth/token", {
+        ...form({ grant_type: "refresh_token", refresh_token: "mcp_rt_unknown", client_id: clientId }),
+        headers: { ...form({}).headers, ...crossOrigin }
+      })
+      expect(refused.body.error).toBe("invalid_grant")
+      expect(refused.headers["access-control-allow-origin"]).toBe("*")
+      const revoked = yield* call("POST", "/oauth/revoke", { ...form({ token: refreshed.body.access_token }), headers: { ...form({}).headers, ...crossOrigin } })
+      expect(revoked.status).toBe(200)
+      expect(revoked.headers["access-control-allow-origin"]).toBe("*")
+
+      // The authorize page is for the user's own browser tab, not for scripts of other origins; /mcp keeps its Origin rules.
+      const pagePreflight = yield* Effect.promise(() =>
+        fetch(`${base}/oauth/authorize`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } })
+      )
+      expect(pagePreflight.status).toBe(405)
+      expect(pagePreflight.headers.get("access-control-allow-origin")).toBeNull()
+      const page = yield* Effect.promise(() => fetch(authorizeUrl(base, clientId, pkce().challenge), { headers: crossOrigin }))
+      expect(page.status).toBe(200)
+      expect(page.headers.get("access-control-allow-origin")).toBeNull()
+      const foreign = yield* mcp(refreshed.body.access_token, INITIALIZE, crossOrigin)
+      expect(foreign.status).toBe(403)
+      expect(foreign.headers["access-control-allow-origin"]).toBeUndefined()
     }))
 
   it.scoped("/mcp refuses a foreign browser Origin with 403 and serves loopback origins", () =>
