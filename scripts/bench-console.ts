@@ -51,6 +51,7 @@ try {
     ["spaces", "#/spaces"],
     ["memories", "#/spaces/console"],
     ["search", `#/spaces/console?${new URLSearchParams({ q: "Who visited Lisbon?" })}`],
+    ["notes", "#/spaces/console/notes"],
     ["documents", "#/spaces/console/documents"],
     ["graph", "#/spaces/console/graph"],
     ["models", "#/spaces/console/models"],

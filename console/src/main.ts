@@ -9,6 +9,7 @@ import { documentsPage } from "./pages/documents.ts"
 import { graphPage } from "./pages/graph.ts"
 import { modelsPage, webhooksPage } from "./pages/hooks.ts"
 import { keysPage } from "./pages/keys.ts"
+import { notesPage } from "./pages/notes.ts"
 import { organizationPage } from "./pages/organization.ts"
 import { extractionPage, rulesPage } from "./pages/rules.ts"
 import { exportsPage, membersPage } from "./pages/sharing.ts"
@@ -50,6 +51,7 @@ const page = async (path: string, query: URLSearchParams): Promise<HTMLElement> 
   if (first === "playground") return playgroundPage(second, go, query)
   if (first === "spaces" && second !== "") {
     switch (third) {
+      case "notes": return notesPage(second, query)
       case "documents": return documentsPage(second, refresh)
       case "graph": return graphPage(second)
       case "models": return modelsPage(second, refresh)
@@ -79,11 +81,23 @@ const render = async () => {
     if (turn !== rendering) return
     document.title = `${content.querySelector("h1")?.textContent ?? "Console"} · Engram`
     root.replaceChildren(nav(location.hash, `${str(me, "name")} (${str(me, "role")})`), h("main", { id: "main" }, content))
-    content.querySelector<HTMLElement>("h1")?.focus()
+    // Focus moves to the new page's heading (focusable from script only), so Tab continues from there.
+    const heading = content.querySelector<HTMLElement>("h1")
+    heading?.setAttribute("tabindex", "-1")
+    heading?.focus()
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return go("#/signin")
     announce(error instanceof ApiError ? error.message : String(error), "error")
   }
+}
+
+// Back from the payment processor's checkout (its success and cancel pages are `/?checkout=...`).
+const checkout = new URLSearchParams(location.search).get("checkout")
+if (checkout === "success" || checkout === "canceled") {
+  history.replaceState(null, "", "/#/organization")
+  announce(checkout === "success"
+    ? "Payment received: the plan changes as soon as the payment processor confirms it."
+    : "Checkout cancelled; nothing changed.")
 }
 
 window.addEventListener("hashchange", () => void render())

@@ -160,6 +160,8 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         if (query.agent_id !== undefined) conditions.push(sql`agent_id = ${query.agent_id}`)
         if (query.session_id !== undefined) conditions.push(sql`session_id = ${query.session_id}`)
         if (query.document_id !== undefined) conditions.push(sql`document_id = ${query.document_id}`)
+        // Array overlap: the form a GIN index on tags serves.
+        if (query.tags !== undefined) conditions.push(sql`tags && ${[...query.tags]}::text[]`)
         if (query.q !== undefined && query.q.trim() !== "") {
           conditions.push(sql`strpos(lower(text), ${query.q.trim().toLowerCase()}) > 0`)
         }

@@ -178,10 +178,32 @@ const BooleanFromString = Schema.Literal("true", "false").pipe(
   Schema.transform(Schema.Boolean, { strict: true, decode: (s) => s === "true", encode: (b) => (b ? "true" : "false") })
 )
 
+/** At most this many tags in a list filter (the most a memory carries). */
+export const MAX_FILTER_TAGS = 50
+
+/**
+ * A query string's tag filter, `tags=a,b`: comma-separated, each tag trimmed
+ * and checked like a written one, empty pieces skipped. Decoded into the tags.
+ */
+export const TagFilter = Schema.transform(
+  SafeString.pipe(Schema.maxLength(MAX_FILTER_TAGS * 101)),
+  Schema.Array(Tag).pipe(
+    Schema.minItems(1, { message: () => "must name at least one tag" }),
+    Schema.maxItems(MAX_FILTER_TAGS, { message: () => `must name at most ${MAX_FILTER_TAGS} tags` })
+  ),
+  {
+    strict: true,
+    decode: (s) => s.split(",").map((t) => t.trim()).filter((t) => t !== ""),
+    encode: (tags) => tags.join(",")
+  }
+)
+
 export const MemoryListQuery = Schema.Struct({
   ...Page(100, 1000).fields,
   q: Schema.optional(SafeString.pipe(Schema.maxLength(10_000))),
   type: Schema.optional(MemoryType),
+  /** Memories carrying any of these tags. */
+  tags: Schema.optional(TagFilter),
   state: Schema.optional(Schema.Literal("active", "retired", "all")),
   user_id: Schema.optional(ScopeId),
   agent_id: Schema.optional(ScopeId),

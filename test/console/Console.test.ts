@@ -2,61 +2,49 @@
  * The web console in a real browser: Debian's Chromium driven by
  * playwright-core (no browser download), against a node on a real port, on
  * each profile. A user signs in with the keyboard, creates a key (shown once)
- * and records with it through the API, finds the memory in the console,
- * searches, edits and retires it, asks the playground, and revokes the key.
- * With CONSOLE_SCREENSHOTS=<dir> a screenshot of each page is saved there
- * (`npm run screenshots` writes docs/screenshots/).
+ * and records with it through the API, filters by tag from the keyboard,
+ * finds the memory, searches, edits and retires it, asks the playground, and
+ * revokes the key; every section of a space and the organization; the notes
+ * with the facts behind them; billing against a stand-in of Stripe's API; an
+ * MCP client signing in through the browser. axe-core audits every page (no
+ * serious or critical violation), every page fits a 390 px phone screen, and
+ * any console error fails the test. With CONSOLE_SCREENSHOTS=<dir> a
+ * screenshot of each page is saved there (`npm run screenshots` writes
+ * docs/screenshots/).
  */
-import { existsSync, mkdirSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { expect } from "@effect/vitest"
+import { afterAll, expect } from "@effect/vitest"
 import { describe, it } from "vitest"
-import { HttpServer } from "@effect/platform"
-import { Effect } from "effect"
-import { type Browser, chromium, type Page } from "playwright-core"
+import { Effect, Option, Redacted } from "effect"
+import type { Page } from "playwright-core"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { call, signup } from "../support/Http.ts"
+import { audit, baseUrl, browser, CHROMIUM, check, fitsPhone, openPage, shot, tabTo, ui } from "../support/Browser.ts"
 import { MemoryProvider, REDIRECT } from "../support/McpOAuthProvider.ts"
+import { STAND_IN_SECRET_KEY, STAND_IN_WEBHOOK_SECRET, StripeStandIn } from "../support/StripeStandIn.ts"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
 import { eachProfile } from "../support/Suite.ts"
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path))
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
+// Billing against the stand-in of Stripe's API (test/http/Billing.test.ts uses the same), on plans these tests cannot exhaust.
+const PLANS = [
+  { plan_id: "free", name: "Free", price_per_month_usd: 0, credits: 1_000_000_000, rate_limit_per_min: 1_000_000, max_spaces: 100_000 },
+  { plan_id: "pro", name: "Pro", price_per_month_usd: 49, credits: 2_000_000_000, rate_limit_per_min: 1_000_000, max_spaces: 100_000, stripe_price_id: "price_pro" }
+]
+const plansPath = join(mkdtempSync(join(tmpdir(), "engram-console-")), "plans.json")
+writeFileSync(plansPath, JSON.stringify({ default_plan: "free", plans: PLANS }))
+const standIn = CHROMIUM === undefined ? undefined : await StripeStandIn.start(["price_pro"])
+afterAll(() => standIn?.close())
 
-const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://127.0.0.1")
-
-const browser = Effect.acquireRelease(
-  Effect.promise((): Promise<Browser> => {
-    if (CHROMIUM === undefined) throw new Error("Chromium is not installed (apt-get install chromium); .ci/run installs it")
-    return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
-  }),
-  (b) => Effect.promise(() => b.close())
-)
-
-/** A page that records every console error and uncaught exception, so the test can require none. */
-const openPage = (b: Browser, width: number) =>
-  Effect.promise(async () => {
-    const context = await b.newContext({ viewport: { width, height: 900 } })
-    const page = await context.newPage()
-    const errors: Array<string> = []
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text())
-    })
-    page.on("pageerror", (error) => errors.push(error.message))
-    return { page, errors }
+/** Signs the page in with a session token (kept in the tab's sessionStorage, as the sign-in form does). */
+const signedIn = (page: Page, base: string, token: string) =>
+  Effect.gen(function*() {
+    yield* ui(() => page.goto(`${base}/`))
+    yield* ui(() => page.evaluate(`sessionStorage.setItem("engram.session", ${JSON.stringify(token)})`))
   })
-
-const shot = (page: Page, name: string) =>
-  Effect.promise(async () => {
-    if (SHOTS === undefined) return
-    mkdirSync(SHOTS, { recursive: true })
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
-  })
-
-const ui = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 /** Without Chromium the browser tests are reported as skipped, with the reason printed (`.ci/run` installs it and checks it is there). */
 const NO_BROWSER = "web console browser tests skipped: Chromium is not installed (apt-get install chromium)"
@@ -86,7 +74,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       // Sign in with the keyboard alone.
       yield* ui(() => page.goto(`${base}/`))
       yield* ui(() => page.getByLabel("Email").waitFor())
-      yield* shot(page, "sign-in")
+      yield* check(page, "sign-in")
       yield* ui(() => page.getByLabel("Email").focus())
       yield* ui(() => page.keyboard.type(owner.email))
       yield* ui(() => page.keyboard.press("Tab"))
@@ -94,7 +82,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.keyboard.press("Enter"))
       yield* ui(() => page.getByRole("heading", { name: "Spaces" }).waitFor())
       expect(yield* ui(() => page.getByRole("link", { name: spaceId }).count())).toBe(1)
-      yield* shot(page, "spaces")
+      yield* check(page, "spaces")
 
       // A key: its secret is shown once, and it works on the API.
       yield* ui(() => page.getByRole("link", { name: "API keys", exact: true }).click())
@@ -103,10 +91,10 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByRole("button", { name: "Create key" }).click())
       const secret = yield* ui(() => page.locator("#raw-key").inputValue())
       expect(secret).toMatch(/^svc_live_/)
-      yield* shot(page, "api-keys")
+      yield* check(page, "api-keys")
       const recorded = yield* call("POST", "/v1/record", {
         token: secret,
-        json: { space_id: spaceId, content: "Priya adopted a grey cat named Miso in March 2024." }
+        json: { space_id: spaceId, content: "Priya adopted a grey cat named Miso in March 2024.", tags: ["pets"] }
       })
       expect(recorded.status, recorded.text).toBe(200)
       for (const content of ["Priya works as a nurse in Leeds.", "Tom plays the cello on Sundays."]) {
@@ -121,7 +109,19 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByRole("heading", { name: `Space ${spaceId}` }).waitFor())
       const cell = page.getByRole("cell", { name: /grey cat named Miso/ })
       yield* ui(() => cell.waitFor())
-      yield* shot(page, "memories")
+      yield* check(page, "memories")
+
+      // From the keyboard alone (focus is on the page's heading, every stop shows its focus): filter by tag.
+      yield* tabTo(page, /^Tags$/)
+      yield* ui(() => page.keyboard.type("pets, unused"))
+      yield* tabTo(page, /^Search$/)
+      yield* ui(() => page.keyboard.press("Enter"))
+      yield* ui(() => page.locator("table.memories tbody tr").first().waitFor())
+      yield* ui(() => page.getByRole("cell", { name: /nurse in Leeds/ }).waitFor({ state: "detached" }))
+      const tagged = yield* ui(() => page.locator("table.memories tbody tr").allInnerTexts())
+      expect(tagged.length).toBeGreaterThan(0)
+      for (const row of tagged) expect(row).toMatch(/Miso[\s\S]*pets/)
+      expect(page.url()).toContain("tags=pets")
 
       // Search calls retrieve: the cat memory ranks first, with a score.
       yield* ui(() => page.getByLabel("Search", { exact: true }).fill("What pet does Priya have?"))
@@ -129,7 +129,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByText(/memories recalled, best first/).waitFor())
       const firstRow = page.locator("table.memories tbody tr").first()
       expect(yield* ui(() => firstRow.innerText())).toContain("Miso")
-      expect(yield* ui(() => firstRow.locator("td").nth(3).innerText())).toMatch(/^0\.\d{3}$|^1\.000$/)
+      expect(yield* ui(() => firstRow.locator("td.score-cell").innerText())).toMatch(/^0\.\d{3}$|^1\.000$/)
 
       // Open it, edit it, and see the edit in its history and through the API.
       yield* ui(() => firstRow.getByRole("link", { name: /Open memory/ }).click())
@@ -140,7 +140,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       // The history names the edit and shows what the memory said before it.
       yield* ui(() => page.locator(".history li", { hasText: "edited" }).waitFor())
       expect(yield* ui(() => page.locator(".history li", { hasText: "edited" }).innerText())).toContain("in March 2024. (active)")
-      yield* shot(page, "memory")
+      yield* check(page, "memory")
       const afterEdit = yield* call("GET", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: owner.token })
       expect(afterEdit.body.text).toBe("Priya adopted a grey cat named Miso in March 2024; Miso is shy.")
 
@@ -160,7 +160,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByRole("heading", { name: "Ranked memories" }).waitFor())
       expect(yield* ui(() => page.locator("ol.ranked li").first().innerText())).toContain("nurse in Leeds")
       expect(yield* ui(() => page.getByText(/^Receipt req_|^Receipt /).count())).toBe(1)
-      yield* shot(page, "playground")
+      yield* check(page, "playground")
 
       // Revoking the key in the console stops it on the API at once.
       yield* ui(() => page.getByRole("link", { name: "API keys", exact: true }).click())
@@ -171,21 +171,20 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator("tr", { hasText: "console key" }).waitFor({ state: "detached" }))
       expect((yield* call("POST", "/v1/record", { token: secret, json: { space_id: spaceId, content: "after revoke" } })).status).toBe(401)
 
-      // Phone width: the spaces page fits without sideways scrolling.
-      const phone = yield* openPage(b, 390)
-      yield* ui(() => phone.page.goto(`${base}/`))
-      yield* ui(() => phone.page.evaluate(`sessionStorage.setItem("engram.session", ${JSON.stringify(owner.token)})`))
+      // Phone width: the spaces page fits without sideways scrolling (the second test walks every page).
+      const phone = yield* openPage(b, 390, 844)
+      yield* signedIn(phone.page, base, owner.token)
       yield* ui(() => phone.page.goto(`${base}/#/spaces`))
       yield* ui(() => phone.page.reload())
       yield* ui(() => phone.page.getByRole("heading", { name: "Spaces" }).waitFor())
-      expect(yield* ui(() => phone.page.evaluate<number>("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(390)
-      yield* shot(phone.page, "spaces-phone")
+      yield* fitsPhone(phone.page, "spaces")
+      yield* check(phone.page, "spaces-phone")
 
       expect(errors).toEqual([])
       expect(phone.errors).toEqual([])
     }), { timeout: 180_000 })
 
-  it.scoped("every section of a space and the organization: upload and watch the job, the graph drawn, rules, extraction, members, exports, webhooks, models", () =>
+  it.scoped("every section of a space and the organization: upload and watch the job, the graph drawn, rules, extraction, members, exports, webhooks, models, notes; every page at phone width", () =>
     Effect.gen(function*() {
       const base = yield* baseUrl
       const owner = yield* signup("sections")
@@ -194,10 +193,19 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       for (const content of ["Priya and Tom met Ana in Lisbon.", "Priya and Tom hiked in Porto with Ana.", "Tom visited Lisbon with Priya."]) {
         expect((yield* call("POST", "/v1/record", { token: owner.token, json: { space_id: spaceId, content } })).status).toBe(200)
       }
+      // Two related facts of one subject, which consolidation writes into a note (docs/consolidation.md).
+      const facts: Array<string> = []
+      for (const [content, timestamp] of [
+        ["Zara: I signed up for a pottery class at the Riverside studio on Mondays.", "2024-03-04T18:00:00Z"],
+        ["Zara: My pottery teacher at the Riverside studio says my bowls are getting better.", "2024-04-15T18:00:00Z"]
+      ] as const) {
+        const wrote = yield* call("POST", "/v1/record", { token: owner.token, json: { space_id: spaceId, content, timestamp } })
+        expect(wrote.status, wrote.text).toBe(200)
+        facts.push(wrote.body.memories[0].memory_id)
+      }
       const b = yield* browser
       const { errors, page } = yield* openPage(b, 1280)
-      yield* ui(() => page.goto(`${base}/`))
-      yield* ui(() => page.evaluate(`sessionStorage.setItem("engram.session", ${JSON.stringify(owner.token)})`))
+      yield* signedIn(page, base, owner.token)
       const open = (section: string, heading: string) =>
         Effect.gen(function*() {
           yield* ui(() => page.goto(`${base}/#/spaces/${spaceId}${section ? `/${section}` : ""}`))
@@ -215,7 +223,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator("#document-jobs li[data-status=completed]").waitFor({ timeout: 60_000 }).catch(async (e) => { throw new Error(`${e}: jobs ${await page.locator("#document-jobs").innerText()} status ${await page.locator("#status").innerText()}`) }))
       expect(yield* ui(() => page.getByLabel("Upload progress", { exact: true }).evaluate((bar) => "value" in bar && "max" in bar && bar.value === bar.max))).toBe(true)
       yield* ui(() => page.locator("#documents").getByRole("cell", { name: "trip.md", exact: true }).waitFor())
-      yield* shot(page, "documents")
+      yield* check(page, "documents")
 
       // The graph is drawn: a node per entity, lines between those named together.
       yield* open("graph", "Entity graph")
@@ -228,7 +236,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.keyboard.press("Enter"))
       yield* ui(() => page.locator("#entity-detail h3", { hasText: "Lisbon" }).waitFor())
       expect(yield* ui(() => page.locator("#entity-detail li").allInnerTexts())).toEqual(expect.arrayContaining([expect.stringContaining("Lisbon")]))
-      yield* shot(page, "graph")
+      yield* check(page, "graph")
 
       // Rules: add one, and it is stored.
       yield* open("rules", "Rules")
@@ -239,7 +247,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator("#rules").getByRole("cell", { name: "No emails", exact: true }).waitFor())
       const rules = yield* call("GET", `/v1/spaces/${spaceId}/rules`, { token: owner.token })
       expect(rules.body.items.map((r: { name: string; action: string }) => [r.name, r.action])).toContainEqual(["No emails", "block"])
-      yield* shot(page, "rules")
+      yield* check(page, "rules")
 
       // Extraction settings: saved for the next write.
       yield* open("extraction", "Extraction settings")
@@ -247,10 +255,12 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByRole("button", { name: "Save settings" }).click())
       yield* ui(() => page.getByText(/^Last changed/).waitFor())
       expect((yield* call("GET", `/v1/spaces/${spaceId}/extraction-settings`, { token: owner.token })).body.mode).toBe("verbatim")
+      yield* audit(page, "extraction")
 
       // Members: the owning organization is listed.
       yield* open("members", "Members")
       yield* ui(() => page.getByRole("cell", { name: "owner", exact: true }).waitFor())
+      yield* audit(page, "members")
 
       // Exports: start one, wait for it, download the file.
       yield* open("exports", "Exports")
@@ -269,7 +279,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       })
       expect(file.split("\n")[0]).toContain("\"kind\":\"header\"")
       expect(file).toContain("Madeira")
-      yield* shot(page, "exports")
+      yield* check(page, "exports")
 
       // Webhooks and memory models: created from the console, then listed.
       yield* open("webhooks", "Webhooks")
@@ -280,12 +290,36 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
         throw new Error(`${e}: status ${await page.locator("#status").innerText()}`)
       }))
       expect((yield* call("GET", `/v1/spaces/${spaceId}/webhooks`, { token: owner.token })).body.items).toHaveLength(1)
+      yield* audit(page, "webhooks")
       yield* open("models", "Memory models")
       yield* ui(() => page.getByLabel("Model name", { exact: true }).fill("Travel"))
       yield* ui(() => page.getByLabel("Standing query", { exact: true }).fill("Where has the team travelled?"))
       yield* ui(() => page.getByRole("button", { name: "Create model" }).click())
       yield* ui(() => page.getByRole("heading", { name: "Travel" }).waitFor())
-      yield* shot(page, "models")
+      yield* check(page, "models")
+
+      // Notes: the note consolidation wrote, with the facts it was built from, each opening that memory.
+      let note: { id: string; source_ids: Array<string> } | undefined
+      for (let i = 0; i < 120 && note === undefined; i++) {
+        const notes = yield* call("GET", `/v1/spaces/${spaceId}/memories?type=note`, { token: owner.token })
+        note = notes.body.items.find((n: { source_ids: Array<string> }) => n.source_ids.includes(facts[0]!))
+        if (note === undefined) yield* Effect.sleep("250 millis")
+      }
+      expect(note, "consolidation wrote no note from the two facts").toBeDefined()
+      expect([...note!.source_ids].sort()).toEqual([...facts].sort())
+      yield* open("notes", "Notes")
+      const card = page.locator(`#notes article[data-memory-id="${note!.id}"]`)
+      yield* ui(() => card.waitFor())
+      expect(yield* ui(() => card.locator(".note-text").innerText())).toContain("pottery class at the Riverside studio")
+      yield* ui(() => card.getByText("Built from 2 facts").click())
+      yield* ui(() => card.locator("details[data-read=true]").waitFor())
+      const sources = card.locator("details a")
+      expect(yield* ui(() => sources.evaluateAll((links) => links.map((a) => a.getAttribute("data-source-id"))))).toEqual(note!.source_ids)
+      expect((yield* ui(() => sources.allInnerTexts())).join(" ")).toMatch(/pottery class[\s\S]*bowls are getting better|bowls are getting better[\s\S]*pottery class/)
+      yield* check(page, "notes")
+      yield* ui(() => sources.first().click())
+      yield* ui(() => page.getByRole("heading", { name: `Memory ${note!.source_ids[0]}` }).waitFor())
+      expect(yield* ui(() => page.getByLabel("Text", { exact: true }).inputValue())).toContain("Zara")
 
       // The organization: members, an invitation with its link, usage drawn as a chart.
       yield* ui(() => page.goto(`${base}/#/organization`))
@@ -300,9 +334,47 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       // The plan and this period's credits, with the plans to move to.
       expect(yield* ui(() => page.locator("#billing").innerText())).toMatch(/plan, \$\d+ a month[\s\S]*credits used/)
       expect(yield* ui(() => page.locator("#billing tbody tr").count())).toBeGreaterThan(0)
+      yield* audit(page, "organization")
+
+      // Every page at phone width: nothing scrolls sideways, the navigation is on screen, axe finds nothing serious.
+      const phone = yield* openPage(b, 390, 844)
+      yield* ui(() => phone.page.goto(`${base}/#/signin`))
+      yield* ui(() => phone.page.getByRole("heading", { name: "Sign in to Engram" }).waitFor())
+      yield* fitsPhone(phone.page, "sign-in")
+      yield* audit(phone.page, "sign-in at phone width")
+      yield* signedIn(phone.page, base, owner.token)
+      const space = `#/spaces/${encodeURIComponent(spaceId)}`
+      const pages: ReadonlyArray<readonly [string, string | RegExp]> = [
+        ["#/spaces", "Spaces"],
+        [space, `Space ${spaceId}`],
+        [`${space}?state=all&open=${encodeURIComponent(facts[0]!)}`, `Memory ${facts[0]}`],
+        [`${space}/notes`, "Notes"],
+        [`${space}/documents`, "Documents"],
+        [`${space}/graph`, "Entity graph"],
+        [`${space}/models`, "Memory models"],
+        [`${space}/webhooks`, "Webhooks"],
+        [`${space}/rules`, "Rules"],
+        [`${space}/extraction`, "Extraction settings"],
+        [`${space}/members`, "Members"],
+        [`${space}/exports`, "Exports"],
+        ["#/keys", "API keys"],
+        [`#/playground/${encodeURIComponent(spaceId)}?q=Lisbon`, "Ranked memories"],
+        ["#/organization", "Organization"]
+      ]
+      for (const [hash, heading] of pages) {
+        yield* ui(() => phone.page.goto(`${base}/${hash}`))
+        yield* ui(() => phone.page.getByRole("heading", { name: heading, exact: true }).waitFor())
+        yield* fitsPhone(phone.page, hash)
+        yield* audit(phone.page, `${hash} at phone width`)
+      }
+      yield* shot(phone.page, "organization-phone")
+      // The navigation works at that width: a tap on a link of the top bar opens its page.
+      yield* ui(() => phone.page.getByRole("link", { name: "API keys", exact: true }).click())
+      yield* ui(() => phone.page.getByRole("heading", { name: "API keys" }).waitFor())
 
       expect(errors).toEqual([])
-    }), { timeout: 240_000 })
+      expect(phone.errors).toEqual([])
+    }), { timeout: 300_000 })
 
   it.scoped("an MCP client signs in through the browser: the SDK's OAuth client, Engram's sign-in and consent pages in Chromium, then tools", () =>
     Effect.gen(function*() {
@@ -325,6 +397,8 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
         return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Signed in</title><p>You can close this window.</p>" })
       }))
       yield* ui(() => page.goto(provider.authorizationUrl!.toString()))
+      yield* ui(() => page.getByLabel("Email").waitFor())
+      yield* audit(page, "oauth-sign-in")
       yield* ui(() => page.getByLabel("Email").fill(owner.email))
       yield* ui(() => page.getByLabel("Password").fill(owner.password))
       yield* ui(() => page.getByRole("button", { name: "Sign in" }).click())
@@ -332,7 +406,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.getByText("Test Assistant").first().waitFor())
       yield* ui(() => page.getByLabel("Only the spaces ticked below").check())
       yield* ui(() => page.getByLabel(spaceId, { exact: true }).check())
-      yield* shot(page, "oauth-consent")
+      yield* check(page, "oauth-consent")
       yield* ui(() => page.getByRole("button", { name: "Allow" }).click())
       yield* ui(() => page.getByText("You can close this window.").waitFor())
       expect(redirected?.searchParams.get("state")).toBe("state-xyz")
@@ -367,7 +441,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       const row = page.locator("#connected-clients tbody tr", { hasText: "Test Assistant" })
       yield* ui(() => row.waitFor())
       expect(yield* ui(() => row.innerText())).toContain(spaceId)
-      yield* shot(page, "organization")
+      yield* check(page, "organization")
       page.once("dialog", (dialog) => void dialog.accept())
       yield* ui(() => row.getByRole("button", { name: "Revoke Test Assistant" }).click())
       yield* ui(() => row.waitFor({ state: "detached" }))
@@ -376,4 +450,83 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       expect(afterRevoke).toMatch(/Unauthorized|401|InvalidGrant|invalid_grant|invalid_token/i)
       expect(errors).toEqual([])
     }), { timeout: 180_000 })
-}, undefined, { transport: WebhookTransport.make({ allowPrivate: true }) })
+
+  it.scoped("billing: checkout at the processor, back with the plan, the customer portal, cancelling at the period's end after confirming", () =>
+    Effect.gen(function*() {
+      const stripe = standIn!
+      const base = yield* baseUrl
+      const owner = yield* signup("billing")
+      const b = yield* browser
+      const { errors, page } = yield* openPage(b, 1280)
+      // The processor's pages (checkout, portal) are caught here, as the user's browser would reach them.
+      const visited: Array<URL> = []
+      for (const host of ["https://checkout.stripe.com/**", "https://billing.stripe.com/**"]) {
+        yield* ui(() => page.route(host, (route) => {
+          visited.push(new URL(route.request().url()))
+          return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><html lang=en><title>Stripe</title><p>The payment processor's page.</p>" })
+        }))
+      }
+      yield* signedIn(page, base, owner.token)
+      yield* ui(() => page.goto(`${base}/#/organization`))
+      const billing = page.locator("#billing")
+      yield* ui(() => billing.getByText("Free plan, $0 a month").waitFor())
+      // No subscription yet: nothing to manage or cancel.
+      expect(yield* ui(() => billing.getByRole("button", { name: "Open the billing portal" }).count())).toBe(0)
+
+      // Choose the paid plan: checkout opens the processor's page; the customer pays there.
+      yield* ui(() => billing.getByRole("button", { name: "Choose Pro" }).click())
+      yield* ui(() => page.waitForURL(/^https:\/\/checkout\.stripe\.com\//))
+      const sessionId = visited.find((url) => url.pathname.startsWith("/c/pay/"))!.pathname.split("/").at(-1)!
+      for (const event of stripe.complete(sessionId, new Date()).events) {
+        const delivered = yield* call("POST", "/v1/billing/webhook", { raw: event.payload, headers: { "content-type": "application/json", "stripe-signature": event.signature } })
+        expect(delivered.status, delivered.text).toBe(200)
+      }
+      const subscriptionId = stripe.session(sessionId)!.subscription!
+      // Back from checkout (its success page): the console says so and shows the plan.
+      yield* ui(() => page.goto(`${base}/?checkout=success&session_id=${sessionId}`))
+      yield* ui(() => page.getByRole("heading", { name: "Organization", exact: true }).waitFor())
+      expect(yield* ui(() => page.locator("#status").innerText())).toContain("Payment received")
+      yield* ui(() => billing.getByText("Pro plan, $49 a month (subscribed)").waitFor())
+      // While subscribed, plans change in the portal.
+      expect(yield* ui(() => billing.getByRole("button", { name: /^Choose|^Switch/ }).count())).toBe(0)
+      yield* check(page, "billing")
+
+      // The customer portal opens at the processor.
+      yield* ui(() => billing.getByRole("button", { name: "Open the billing portal" }).click())
+      yield* ui(() => page.waitForURL(/^https:\/\/billing\.stripe\.com\//))
+      yield* ui(() => page.goto(`${base}/#/organization`))
+      yield* ui(() => billing.getByText("Pro plan, $49 a month (subscribed)").waitFor())
+
+      // Cancel, from the keyboard: the confirm step first declined (nothing changes), then accepted.
+      const questions: Array<string> = []
+      page.once("dialog", (dialog) => {
+        questions.push(dialog.message())
+        void dialog.dismiss()
+      })
+      yield* tabTo(page, /^Cancel subscription$/)
+      yield* ui(() => page.keyboard.press("Enter"))
+      yield* Effect.sleep("300 millis")
+      expect(questions[0]).toMatch(/^Cancel the Pro subscription\? It stays until .+ resume it in the billing portal/)
+      expect(stripe.subscription(subscriptionId)!.cancel_at_period_end).toBe(false)
+      expect((yield* call("GET", "/v1/billing", { token: owner.token })).body.cancel_at_period_end).toBe(false)
+      page.once("dialog", (dialog) => void dialog.accept())
+      yield* ui(() => page.keyboard.press("Enter"))
+      yield* ui(() => page.locator("#subscription-ending").waitFor())
+      expect(stripe.subscription(subscriptionId)!.cancel_at_period_end).toBe(true)
+      const after = (yield* call("GET", "/v1/billing", { token: owner.token })).body
+      expect(after).toMatchObject({ plan_id: "pro", has_subscription: true, cancel_at_period_end: true, scheduled_plan_id: "free" })
+      expect(yield* ui(() => billing.innerText())).toMatch(/\(cancelled: ends at the next reset\)[\s\S]*then the Free plan/)
+      // Cancelled once; resuming is the portal's, which stays offered.
+      expect(yield* ui(() => billing.getByRole("button", { name: "Cancel subscription" }).count())).toBe(0)
+      expect(yield* ui(() => billing.getByRole("button", { name: "Open the billing portal" }).count())).toBe(1)
+      yield* check(page, "billing-cancelled")
+      expect(errors).toEqual([])
+    }), { timeout: 180_000 })
+}, {
+  plansConfig: Option.some(plansPath),
+  stripe: standIn === undefined ? Option.none() : Option.some({
+    secretKey: Redacted.make(STAND_IN_SECRET_KEY),
+    webhookSecret: Redacted.make(STAND_IN_WEBHOOK_SECRET),
+    apiUrl: Option.some(new URL(standIn.url))
+  })
+}, { transport: WebhookTransport.make({ allowPrivate: true }) })

@@ -55,7 +55,8 @@ export const graphPage = async (spaceId: string) => {
   const size = 640
   const at = layout(nodes.map((n) => str(n, "id")), edges.map((e) => [str(e, "source"), str(e, "target"), num(e, "weight")] as const), size)
   const most = Math.max(1, ...nodes.map((n) => num(n, "mention_count")))
-  const drawing = svg("svg", { viewBox: `0 0 ${size} ${size}`, role: "img", "aria-labelledby": "graph-caption", class: "graph", id: "graph" },
+  // A group, not an image: its nodes are buttons, which an image would hide from assistive technology.
+  const drawing = svg("svg", { viewBox: `0 0 ${size} ${size}`, role: "group", "aria-labelledby": "graph-caption", class: "graph", id: "graph" },
     svg("title", { id: "graph-caption" }, document.createTextNode(`${nodes.length} entities and ${edges.length} links`)),
     ...edges.flatMap((e) => {
       const a = at.get(str(e, "source")), b = at.get(str(e, "target"))

@@ -2,35 +2,90 @@ import { api, bool, list, num, str, strings } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
-/** The plan, this period's credits, and the plans to move to (checkout goes to the payment processor's page). */
-const billingSection = (billing: unknown) => {
+/** Opens the payment processor's customer portal (invoices, payment method, plan changes, resuming a cancelled subscription). */
+const openPortal = () =>
+  api("POST", "/v1/billing/portal").then((portal) => {
+    location.assign(str(portal, "portal_url"))
+  }, failed)
+
+/**
+ * The plan, this period's credits, and what the role may do: move to a free
+ * plan, check out a paid one (the payment processor's page), open the
+ * customer portal, and (the owner) cancel at the period's end.
+ */
+const billingSection = (billing: unknown, role: string, refresh: () => void) => {
   const limit = Math.max(1, num(billing, "credits_limit"))
+  const manages = role === "owner" || role === "admin"
+  const subscribed = bool(billing, "has_subscription")
+  const ending = bool(billing, "cancel_at_period_end")
+  const resetAt = formatDate(str(billing, "credits_reset_at"))
+  const plans = list(billing, "available_plans")
+  const planName = (planId: string) => str(plans.find((p) => str(p, "plan_id") === planId), "name") || planId
+  const scheduled = str(billing, "scheduled_plan_id")
+  const choose = (plan: unknown) => {
+    const name = str(plan, "name")
+    if (str(plan, "plan_id") === str(billing, "plan_id")) return "current"
+    if (!manages) return ""
+    // While a subscription runs, plans change in the portal (checkout and upgrade answer 409 then).
+    if (subscribed) return "through the billing portal"
+    return num(plan, "price_per_month_usd") === 0
+      ? h("button", {
+        type: "button",
+        onclick: () =>
+          api("POST", "/v1/billing/upgrade", { plan_id: str(plan, "plan_id") }).then(() => {
+            announce(`Moved to the ${name} plan.`)
+            refresh()
+          }, failed)
+      }, `Switch to ${name}`)
+      : h("button", {
+        type: "button",
+        onclick: () =>
+          api("POST", "/v1/billing/checkout", { plan_id: str(plan, "plan_id") }).then((session) => {
+            location.assign(str(session, "checkout_url"))
+          }, failed)
+      }, `Choose ${name}`)
+  }
+  const cancel = confirmButton(
+    "Cancel subscription",
+    `Cancel the ${str(billing, "plan_name")} subscription? It stays until ${resetAt}, then the organization moves to the default plan. ` +
+      "You can resume it in the billing portal until then.",
+    () =>
+      api("POST", "/v1/billing/cancel").then((cancelled) => {
+        announce(str(cancelled, "message") || "The subscription ends with this period.")
+        refresh()
+      }, failed)
+  )
   return h("div", { id: "billing", class: "card" },
     h("p", {}, `${str(billing, "plan_name")} plan, $${num(billing, "price_per_month_usd")} a month` +
-      (bool(billing, "has_subscription") ? (bool(billing, "cancel_at_period_end") ? " (ends at the next reset)" : " (subscribed)") : "")),
-    h("p", {}, `${num(billing, "credits_used")} of ${num(billing, "credits_limit")} credits used; resets ${formatDate(str(billing, "credits_reset_at"))}`),
+      (subscribed ? (ending ? " (cancelled: ends at the next reset)" : " (subscribed)") : "")),
+    h("p", {}, `${num(billing, "credits_used")} of ${num(billing, "credits_limit")} credits used; resets ${resetAt}`),
     h("progress", { max: limit, value: Math.min(limit, num(billing, "credits_used")), "aria-label": "Credits used this period" }),
-    table("Plans", ["Plan", "Price a month", "Credits", "Spaces", ""], list(billing, "available_plans").map((plan) => [
+    scheduled && !ending ? h("p", {}, `Moves to the ${planName(scheduled)} plan on ${resetAt}.`) : null,
+    ending
+      ? h("p", { id: "subscription-ending", class: "notice" },
+        `The subscription ends on ${resetAt}: the plan and its credits stay until then, then the ${planName(scheduled) || "default"} plan. ` +
+          "To keep it, resume it in the billing portal before then.")
+      : null,
+    subscribed && manages
+      ? h("p", { class: "actions" },
+        h("button", { type: "button", onclick: () => void openPortal() }, "Open the billing portal"),
+        role === "owner" && !ending ? [" ", cancel] : null,
+        role !== "owner" && !ending ? h("span", { class: "hint" }, " Only the owner can cancel.") : null)
+      : null,
+    table("Plans", ["Plan", "Price a month", "Credits", "Spaces", ""], plans.map((plan) => [
       str(plan, "name"),
       `$${num(plan, "price_per_month_usd")}`,
       String(num(plan, "credits")),
       String(num(plan, "max_spaces")),
-      str(plan, "plan_id") === str(billing, "plan_id")
-        ? "current"
-        : h("button", {
-          type: "button",
-          onclick: () =>
-            api("POST", "/v1/billing/checkout", { plan_id: str(plan, "plan_id") }).then((session) => {
-              location.assign(str(session, "checkout_url"))
-            }, failed)
-        }, `Choose ${str(plan, "name")}`)
+      choose(plan)
     ])))
 }
 
 /** The organization: its members, pending invitations (the link shown to the inviter) and usage over the last 30 days. */
 export const organizationPage = async (refresh: () => void) => {
   const from = new Date(Date.now() - 30 * 86_400_000).toISOString()
-  const [members, invitations, usage, clients, billing] = await Promise.all([
+  const [me, members, invitations, usage, clients, billing] = await Promise.all([
+    api("GET", "/v1/orgs/me"),
     api("GET", "/v1/orgs/me/members"),
     api("GET", "/v1/orgs/me/invitations").catch(() => null),
     api("GET", `/v1/usage?${new URLSearchParams({ from, granularity: "day" })}`).catch(() => null),
@@ -90,7 +145,7 @@ export const organizationPage = async (refresh: () => void) => {
       ]
     }), { id: "connected-clients" }),
     h("h2", {}, "Plan and billing"),
-    billing === null ? h("p", {}, "Billing needs an owner's or admin's session.") : billingSection(billing),
+    billing === null ? h("p", {}, "Billing needs an owner's or admin's session.") : billingSection(billing, str(me, "role"), refresh),
     h("h2", {}, "Usage, last 30 days"),
     usage === null
       ? h("p", {}, "Usage needs an owner's or admin's session.")

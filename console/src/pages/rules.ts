@@ -36,12 +36,15 @@ export const rulesPage = async (spaceId: string, refresh: () => void) => {
       str(rule, "name"),
       str(rule, "detector") + (str(rule, "pattern") ? ` /${str(rule, "pattern")}/` : ""),
       str(rule, "action"),
-      h("button", {
-        type: "button",
-        "aria-label": `${enabled ? "Disable" : "Enable"} rule ${str(rule, "name")}`,
-        onclick: () => api("PATCH", path, { enabled: !enabled }).then(refresh, failed)
-      }, enabled ? "Enabled: disable" : "Disabled: enable"),
-      confirmButton("Delete", `Delete the rule ${str(rule, "name")}?`, () => api("DELETE", path).then(refresh, failed), `Delete rule ${str(rule, "name")}`)
+      enabled ? "enabled" : "disabled",
+      // Each button's name starts with its visible word, so a voice user can say what they see.
+      h("span", { class: "actions" },
+        h("button", {
+          type: "button",
+          "aria-label": `${enabled ? "Disable" : "Enable"} rule ${str(rule, "name")}`,
+          onclick: () => api("PATCH", path, { enabled: !enabled }).then(refresh, failed)
+        }, enabled ? "Disable" : "Enable"),
+        confirmButton("Delete", `Delete the rule ${str(rule, "name")}?`, () => api("DELETE", path).then(refresh, failed), `Delete rule ${str(rule, "name")}`))
     ]
   })
   return h("section", { "aria-labelledby": "space-title" },

@@ -1,4 +1,4 @@
-import { api, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
+import { api, ApiError, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
 import { announce, field, formatDate, h, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceHeader } from "./spaceNav.ts"
@@ -11,7 +11,11 @@ interface Filters {
   readonly type: string
   readonly state: string
   readonly user: string
+  /** Comma-separated, as typed: memories carrying any of them. */
+  readonly tags: string
 }
+
+const tagList = (typed: string) => typed.split(",").map((t) => t.trim()).filter((t) => t !== "")
 
 const select = (name: string, options: ReadonlyArray<string>, chosen: string, empty = "any") =>
   h("select", { name }, options.map((o) => h("option", { value: o, selected: o === chosen }, o === "" ? empty : o)))
@@ -54,44 +58,71 @@ const detail = async (spaceId: string, memoryId: string, refresh: () => void) =>
     })))
 }
 
-/** The memories of a space: a search box (retrieve), filters by layer, state and user; open one to edit it. */
+/** The memories of a space: a search box (retrieve), filters by layer, state, user and tags; open one to edit it. */
 export const spacePage = async (spaceId: string, query: URLSearchParams, go: (hash: string) => void) => {
-  const filters: Filters = { q: query.get("q") ?? "", type: query.get("type") ?? "", state: query.get("state") ?? "active", user: query.get("user") ?? "" }
+  const filters: Filters = {
+    q: query.get("q") ?? "",
+    type: query.get("type") ?? "",
+    state: query.get("state") ?? "active",
+    user: query.get("user") ?? "",
+    tags: query.get("tags") ?? ""
+  }
   const here = (f: Filters, open?: string) => {
     const params = new URLSearchParams(Object.entries({ ...f, ...(open ? { open } : {}) }).filter(([, v]) => v !== ""))
     return `#/spaces/${encodeURIComponent(spaceId)}?${params}`
   }
-  const rows: Array<{ id: string; text: string; type: string; state: string; date: string; score: string }> = []
-  if (filters.q !== "") {
-    const answer = await api("POST", "/v1/retrieve", {
-      space_id: spaceId,
-      query: filters.q,
-      limit: 50,
-      ...(filters.type ? { memory_type: [filters.type] } : {}),
-      ...(filters.user ? { user_id: filters.user } : {})
-    })
-    for (const r of list(answer, "results")) {
-      const relevance = numOrNull(r, "relevance_score")
-      const score = relevance === null ? "" : relevance.toFixed(3)
-      rows.push({ id: str(r, "memory_id"), text: str(r, "content"), type: str(r, "memory_type"), state: "active", date: str(r, "created_at"), score })
+  const rows: Array<{ id: string; text: string; type: string; state: string; tags: string; date: string; score: string }> = []
+  const tags = tagList(filters.tags)
+  // A filter the API refuses (a reserved tag, say) is reported; the form stays to correct it.
+  let refused: string | null = null
+  try {
+    if (filters.q !== "") {
+      const answer = await api("POST", "/v1/retrieve", {
+        space_id: spaceId,
+        query: filters.q,
+        limit: 50,
+        ...(filters.type ? { memory_type: [filters.type] } : {}),
+        ...(filters.user ? { user_id: filters.user } : {}),
+        // Like the list: memories carrying any of the tags (untagged ones left out).
+        ...(tags.length > 0 ? { tags, tags_match: "any_strict" } : {})
+      })
+      for (const r of list(answer, "results")) {
+        const relevance = numOrNull(r, "relevance_score")
+        const score = relevance === null ? "" : relevance.toFixed(3)
+        rows.push({ id: str(r, "memory_id"), text: str(r, "content"), type: str(r, "memory_type"), state: "active", tags: "", date: str(r, "created_at"), score })
+      }
+    } else {
+      const params = new URLSearchParams({
+        limit: "200",
+        state: filters.state,
+        ...(filters.type ? { type: filters.type } : {}),
+        ...(filters.user ? { user_id: filters.user } : {}),
+        ...(tags.length > 0 ? { tags: tags.join(",") } : {})
+      })
+      const answer = await api("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/memories?${params}`)
+      for (const m of list(answer, "items")) {
+        rows.push({
+          id: str(m, "id"), text: str(m, "text"), type: str(m, "type"), state: str(m, "state"),
+          tags: strings(m, "tags").join(", "), date: str(m, "date"), score: ""
+        })
+      }
     }
-  } else {
-    const params = new URLSearchParams({ limit: "200", state: filters.state, ...(filters.type ? { type: filters.type } : {}), ...(filters.user ? { user_id: filters.user } : {}) })
-    const answer = await api("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/memories?${params}`)
-    for (const m of list(answer, "items")) {
-      rows.push({ id: str(m, "id"), text: str(m, "text"), type: str(m, "type"), state: str(m, "state"), date: str(m, "date"), score: "" })
-    }
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 422) throw error
+    refused = error.message
   }
   const search = h("form", { class: "inline", role: "search", "aria-label": "Search and filter memories" },
     field("Search", h("input", { name: "q", type: "search", value: filters.q, placeholder: "a question or words" })),
     field("Layer", select("type", TYPES, filters.type)),
     field("State", select("state", STATES, filters.state)),
     field("User", h("input", { name: "user", value: filters.user })),
-    h("button", { type: "submit" }, "Search"))
+    field("Tags", h("input", { name: "tags", value: filters.tags, placeholder: "comma-separated", "aria-describedby": "tags-hint" })),
+    h("button", { type: "submit" }, "Search"),
+    h("p", { id: "tags-hint", class: "hint" }, "Tags: memories carrying any of them."))
   search.addEventListener("submit", (event) => {
     event.preventDefault()
     if (!(search instanceof HTMLFormElement)) return
-    go(here({ q: valueOf(search, "q"), type: valueOf(search, "type"), state: valueOf(search, "state"), user: valueOf(search, "user") }))
+    go(here({ q: valueOf(search, "q"), type: valueOf(search, "type"), state: valueOf(search, "state"), user: valueOf(search, "user"), tags: valueOf(search, "tags") }))
   })
   const open = query.get("open")
   const refresh = () => go(`${here(filters, open ?? undefined)}&t=${Date.now()}`)
@@ -99,17 +130,20 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
     spaceHeader(spaceId, ""),
     h("p", {}, h("a", { href: `#/playground/${encodeURIComponent(spaceId)}` }, "Open the retrieve playground")),
     search,
-    rows.length === 0
+    refused !== null
+      ? h("p", { class: "error-text", role: "alert" }, `The filters were refused: ${refused}`)
+      : rows.length === 0
       ? h("p", { class: "empty" }, filters.q ? "Nothing recalled for that search." : "No memories match.")
       : h("table", { class: "memories" },
         h("caption", {}, filters.q ? `${rows.length} memories recalled, best first` : `${rows.length} memories, newest first`),
-        h("thead", {}, h("tr", {}, ...["Memory", "Layer", "State", filters.q ? "Score" : "Date", ""].map((c) => h("th", { scope: "col" }, c)))),
+        // Retrieve's results carry no tags: the column is the list's only.
+        h("thead", {}, h("tr", {}, ...["Memory", "Layer", "State", ...(filters.q ? ["Score"] : ["Tags", "Date"]), ""].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, rows.map((row) =>
           h("tr", { "data-memory-id": row.id },
             h("td", {}, row.text),
             h("td", {}, row.type),
             h("td", {}, row.state),
-            h("td", {}, filters.q ? row.score : formatDate(row.date)),
+            filters.q ? h("td", { class: "score-cell" }, row.score) : [h("td", {}, row.tags), h("td", {}, formatDate(row.date))],
             h("td", {}, h("a", { href: here(filters, row.id), "aria-label": `Open memory ${row.id}` }, "Open")))))),
     open ? await detail(spaceId, open, refresh).catch((error: unknown) => {
       failed(error)

@@ -1,7 +1,7 @@
 import { h } from "../dom.ts"
 
 export const SPACE_TABS: ReadonlyArray<readonly [string, string]> = [
-  ["", "Memories"], ["documents", "Documents"], ["graph", "Graph"], ["models", "Memory models"], ["webhooks", "Webhooks"],
+  ["", "Memories"], ["notes", "Notes"], ["documents", "Documents"], ["graph", "Graph"], ["models", "Memory models"], ["webhooks", "Webhooks"],
   ["rules", "Rules"], ["extraction", "Extraction"], ["members", "Members"], ["exports", "Exports"]
 ]
 
