@@ -7,7 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, Forbidden, ModelError, NoFields, RateLimited } from "./Errors.ts"
-import { Tag } from "./Memories.ts"
+import { Tag, TagFilter } from "./Memories.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
 import { Page, Paged, strict, Text } from "./Strict.ts"
@@ -79,8 +79,8 @@ export const ModelList = Paged(MemoryModel)
 
 export const ModelListQuery = Schema.Struct({
   ...Page(50, 1000).fields,
-  /** Comma-separated: models carrying any of them. */
-  tags: Schema.optional(Tag.pipe(Schema.maxLength(2000)))
+  /** Comma-separated: models carrying any of them (parsed and checked as the memory list's filter). */
+  tags: Schema.optional(TagFilter)
 })
 
 export const ModelHistory = Schema.Struct({

@@ -99,11 +99,10 @@ export class MemoryModels extends Effect.Service<MemoryModels>()("engram/memoryM
         return yield* queueRefresh(principal, spaceId, modelId)
       }),
 
-      list: (principal: PrincipalShape, spaceId: string, query: { limit: number; offset: number; tags?: string | undefined }) =>
+      list: (principal: PrincipalShape, spaceId: string, query: { limit: number; offset: number; tags?: ReadonlyArray<string> | undefined }) =>
         Effect.gen(function*() {
           const ref = yield* space(principal, spaceId)
-          const tags = (query.tags ?? "").split(",").map((t) => t.trim()).filter((t) => t !== "")
-          const page = yield* repo.list(ref, { limit: query.limit, offset: query.offset, tags })
+          const page = yield* repo.list(ref, { limit: query.limit, offset: query.offset, tags: query.tags ?? [] })
           return { items: page.items.map(toMemoryModel), total: page.total, limit: query.limit, offset: query.offset }
         }),
 

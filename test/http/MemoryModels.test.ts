@@ -93,6 +93,13 @@ eachProfile("memory models", (it) => {
       const tagged = (yield* call("GET", `${models}?tags=home,other`, { token: key })).body
       expect(tagged.items.map((m: any) => m.id)).toEqual(["ravi-home"])
       expect(tagged.total).toBe(1)
+      // Each tag is checked on its own: a filter of several long tags is longer than one tag may be.
+      const long = ["x".repeat(90), "y".repeat(90), "home"].join(",")
+      expect((yield* call("GET", `${models}?tags=${long}`, { token: key })).body.items.map((m: any) => m.id)).toEqual(["ravi-home"])
+      for (const bad of ["svc:home", ",,", "z".repeat(101)]) {
+        const refused = yield* call("GET", `${models}?tags=${encodeURIComponent(bad)}`, { token: key })
+        expect([refused.status, refused.body.error.code]).toEqual([422, "validation_error"])
+      }
     }))
 
   it.effect("PATCH changes the definition only; refresh archives the previous content; clear and delete; history newest first", () =>
