@@ -5,6 +5,7 @@
  * envelope; the browser session is a cookie holding an Accounts session token.
  * All but the pages answer any origin (CORS).
  */
+import { randomBytes } from "node:crypto"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -20,7 +21,7 @@ import {
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { Accounts } from "../identity/Accounts.ts"
 import { Authenticator } from "../identity/Authenticator.ts"
-import { csrfMatches, csrfToken, OAuthAuthorization, type ValidRequest } from "../oauth/OAuthAuthorization.ts"
+import { csrfMatches, csrfToken, OAuthAuthorization, secretMatches, type ValidRequest } from "../oauth/OAuthAuthorization.ts"
 import {
   AUTHORIZATION_SERVER_PATH,
   authorizationServerMetadata,
@@ -38,6 +39,9 @@ import { renderFailures } from "./RawRoutes.ts"
 import { registerOwnErrors, registerRoute } from "./Routes.ts"
 
 const COOKIE = "engram_oauth_session"
+/** The sign-in form's secret, double-submitted: in this cookie and in the form. */
+const LOGIN_COOKIE = "engram_oauth_login"
+const LOGIN_SECRET = /^[A-Za-z0-9_-]{32}$/
 
 /** A form or JSON body's fields (repeated form fields keep every value). */
 const readFields = Effect.gen(function*() {
@@ -101,6 +105,18 @@ const carried = (params: URLSearchParams) =>
     return value === null ? [] : [[name, value] as const]
   })
 
+/** The sign-in page with the browser's sign-in secret: the one its cookie holds, or a new one set now. */
+const signInForm = (params: URLSearchParams, clientName: string, error?: string, status?: number) =>
+  Effect.gen(function*() {
+    const held = (yield* HttpServerRequest.HttpServerRequest).cookies[LOGIN_COOKIE]
+    const secret = held !== undefined && LOGIN_SECRET.test(held) ? held : randomBytes(24).toString("base64url")
+    const secure = (yield* base).startsWith("https:")
+    return yield* signInPage(carried(params), clientName, secret, error, status).pipe(
+      HttpServerResponse.setCookie(LOGIN_COOKIE, secret, { httpOnly: true, sameSite: "lax", secure, path: "/oauth" }),
+      Effect.orDie
+    )
+  })
+
 /** The request checked; a refusal is already the response (a page, or the redirect back with `error=`). */
 const checkRequest = (params: URLSearchParams) =>
   Effect.gen(function*() {
@@ -159,7 +175,7 @@ const authorizeGet = Effect.gen(function*() {
   const checked = yield* checkRequest(params)
   if (Either.isLeft(checked)) return checked.left
   const session = yield* browserSession
-  if (Option.isNone(session)) return signInPage(carried(params), checked.right.clientName)
+  if (Option.isNone(session)) return yield* signInForm(params, checked.right.clientName)
   const principal = yield* chosenOrganization(params, session.value)
   if (Option.isNone(principal)) return notAMember()
   return yield* consent(params, checked.right, session.value, principal.value)
@@ -167,12 +183,16 @@ const authorizeGet = Effect.gen(function*() {
 
 const signIn = (params: URLSearchParams, valid: ValidRequest) =>
   Effect.gen(function*() {
+    const held = (yield* HttpServerRequest.HttpServerRequest).cookies[LOGIN_COOKIE] ?? ""
+    if (!secretMatches(held, params.get("login_csrf") ?? "")) {
+      return yield* signInForm(params, valid.clientName, "This sign-in form expired or did not come from this page; sign in again.", 403)
+    }
     const email = params.get("email") ?? ""
     const password = params.get("password") ?? ""
     const opened = yield* Effect.either((yield* Accounts).login({ email, password }))
     if (Either.isLeft(opened)) {
       if (opened.left._tag !== "Unauthorized") return yield* Effect.fail(opened.left)
-      return signInPage(carried(params), valid.clientName, "Invalid email or password.")
+      return yield* signInForm(params, valid.clientName, "Invalid email or password.")
     }
     const secure = (yield* base).startsWith("https:")
     const query = new URLSearchParams(carried(params).map(([name, value]): [string, string] => [name, value])).toString()
@@ -191,7 +211,7 @@ const signIn = (params: URLSearchParams, valid: ValidRequest) =>
 const decide = (params: URLSearchParams, valid: ValidRequest) =>
   Effect.gen(function*() {
     const session = yield* browserSession
-    if (Option.isNone(session)) return signInPage(carried(params), valid.clientName, "Your session ended; sign in again.")
+    if (Option.isNone(session)) return yield* signInForm(params, valid.clientName, "Your session ended; sign in again.")
     if (!csrfMatches(session.value.token, params.get("csrf_token") ?? "")) {
       return errorPage("This form expired or did not come from this page; start the connection again.", 403)
     }

@@ -41,11 +41,14 @@ const CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 /** The consent's CSRF token: derived from the session's own secret, so bound to that session. */
 export const csrfToken = (sessionToken: string) => createHash("sha256").update(`oauth-consent:${sessionToken}`).digest("base64url")
 
-export const csrfMatches = (sessionToken: string, sent: string) => {
-  const a = Buffer.from(csrfToken(sessionToken))
+/** Whether a form sent back the secret it was given (compared in constant time; an empty one never matches). */
+export const secretMatches = (expected: string, sent: string) => {
+  const a = Buffer.from(expected)
   const b = Buffer.from(sent)
-  return a.length === b.length && timingSafeEqual(a, b)
+  return a.length > 0 && a.length === b.length && timingSafeEqual(a, b)
 }
+
+export const csrfMatches = (sessionToken: string, sent: string) => secretMatches(csrfToken(sessionToken), sent)
 
 export interface Approval {
   readonly write: boolean

@@ -37,16 +37,28 @@ export const errorPage = (message: string, status = 400) =>
 const hidden = (params: ReadonlyArray<readonly [string, string]>) =>
   params.map(([name, value]) => `<input type="hidden" name="${escape(name)}" value="${escape(value)}">`).join("")
 
-export const signInPage = (params: ReadonlyArray<readonly [string, string]>, clientName: string, error?: string) =>
+/**
+ * The sign-in form. `loginCsrf` is the browser's own sign-in secret (also in
+ * a cookie): a form posted from another site carries neither, so nobody can
+ * sign a browser into their own account and have it consent there.
+ */
+export const signInPage = (
+  params: ReadonlyArray<readonly [string, string]>,
+  clientName: string,
+  loginCsrf: string,
+  error?: string,
+  status?: number
+) =>
   page(
     "Sign in to Engram",
     `<p>${escape(clientName)} wants to connect to your Engram memory. Sign in to continue.</p>` +
       (error === undefined ? "" : `<p class="error" role="alert">${escape(error)}</p>`) +
       `<form method="post" action="/oauth/authorize">${hidden(params)}<input type="hidden" name="action" value="signin">` +
+      `<input type="hidden" name="login_csrf" value="${escape(loginCsrf)}">` +
       `<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>` +
       `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>` +
       `<button class="primary" type="submit">Sign in</button></form>`,
-    error === undefined ? 200 : 401
+    status ?? (error === undefined ? 200 : 401)
   )
 
 export interface ConsentView {

@@ -411,6 +411,44 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       expect(forged.location).toBeNull()
     }))
 
+  it.scoped("a sign-in posted without the form's own secret (a forged, cross-site sign-in) signs nobody in", () =>
+    Effect.gen(function*() {
+      const account = yield* signup("login-csrf")
+      const base = yield* baseUrl
+      const url = authorizeUrl(base, yield* registerClient, pkce().challenge)
+      const first = yield* Effect.promise(() => fetch(url, { redirect: "manual" }))
+      const form = Browser.postForm(yield* Effect.promise(() => first.text()))
+      const secret = form.fields.get("login_csrf") ?? ""
+      expect(secret).toMatch(/^[A-Za-z0-9_-]{32}$/)
+      expect(first.headers.getSetCookie().join("\n")).toMatch(new RegExp(`engram_oauth_login=${secret};.*HttpOnly.*SameSite=Lax`))
+      form.fields.set("email", account.email)
+      form.fields.set("password", account.password)
+      const post = (fields: URLSearchParams, cookie?: string) =>
+        Effect.promise(() => fetch(new URL(form.action!, base), { method: "POST", body: fields, redirect: "manual", headers: cookie ? { cookie } : {} }))
+      const sessionSet = (response: Response) => response.headers.getSetCookie().some((c) => c.startsWith("engram_oauth_session="))
+
+      // Another site can post the form (no cookie reaches us cross-site) but cannot read the secret.
+      const withoutCookie = yield* post(form.fields)
+      expect(withoutCookie.status).toBe(403)
+      expect(sessionSet(withoutCookie)).toBe(false)
+      const page = yield* Effect.promise(() => withoutCookie.text())
+      expect(page).toContain("did not come from this page")
+      // The page offers a fresh form that works.
+      expect(Browser.postForm(page).fields.get("login_csrf")).toMatch(/^[A-Za-z0-9_-]{32}$/)
+      const wrong = new URLSearchParams(form.fields)
+      wrong.set("login_csrf", "x".repeat(32))
+      const withWrongSecret = yield* post(wrong, `engram_oauth_login=${secret}`)
+      expect(withWrongSecret.status).toBe(403)
+      expect(sessionSet(withWrongSecret)).toBe(false)
+      const noSecret = new URLSearchParams(form.fields)
+      noSecret.delete("login_csrf")
+      expect((yield* post(noSecret, `engram_oauth_login=${secret}`)).status).toBe(403)
+
+      const genuine = yield* post(form.fields, `engram_oauth_login=${secret}`)
+      expect(genuine.status).toBe(303)
+      expect(sessionSet(genuine)).toBe(true)
+    }))
+
   it.scoped("a token granted one space cannot reach another", () =>
     Effect.gen(function*() {
       const account = yield* signup("spaces")

@@ -104,16 +104,18 @@ export const signIn = async (base: string, authorizationUrl: string, account: Cr
   const first = await fetch(authorizationUrl, { redirect: "manual" })
   const signInHtml = await first.text()
   if (first.status !== 200) throw new Error(`sign-in page: ${first.status} ${signInHtml}`)
+  // The sign-in form's secret comes back in its cookie and in the form, as a browser sends them.
+  const loginCookie = first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ")
   const form = postForm(signInHtml)
   form.fields.set("email", account.email)
   form.fields.set("password", account.password)
-  const signedIn = await fetch(new URL(form.action!, base), { method: "POST", body: form.fields, redirect: "manual" })
+  const signedIn = await fetch(new URL(form.action!, base), { method: "POST", body: form.fields, headers: { cookie: loginCookie }, redirect: "manual" })
   const cookie = signedIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ")
   const setCookie = signedIn.headers.getSetCookie().join("\n")
   const consentResponse = await fetch(new URL(signedIn.headers.get("location")!, base), { headers: { cookie }, redirect: "manual" })
   const consentHtml = await consentResponse.text()
   if (consentResponse.status !== 200) throw new Error(`consent page: ${consentResponse.status} ${consentHtml}`)
-  return { signInHtml, signedInStatus: signedIn.status, setCookie, cookie, consentHtml }
+  return { signInHtml, signInSetCookie: first.headers.getSetCookie().join("\n"), signedInStatus: signedIn.status, setCookie, cookie, consentHtml }
 }
 
 /** Fetches a page with the session cookie (following nothing). */
