@@ -23,7 +23,8 @@ try {
   await build({
     entryPoints: {
       engram: join(root, "src/cli/main.ts"),
-      "parse-worker": join(root, "src/documents/ParseWorker.ts")
+      "parse-worker": join(root, "src/documents/ParseWorker.ts"),
+      "extract-worker": join(root, "src/ingestion/ExtractionWorker.ts")
     },
     outdir: dist,
     outExtension: { ".js": ".mjs" },

@@ -144,12 +144,15 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
   return memories.filter(keptByGuidance(topics))
 }
 
+/** The local engine's `extract`: a queued group given to it exactly (not wrapped) is extracted on the worker thread (WritePreparation). */
+export const localExtract = (input: ExtractionInput): Effect.Effect<ReadonlyArray<ExtractedMemory>, ExtractionError> =>
+  Effect.try({
+    try: () => extractLocal(input),
+    catch: (cause) => new ExtractionError({ message: `extraction failed: ${String(cause)}`, cause })
+  }).pipe(Effect.withSpan("Extractor.local"))
+
 export const layerLocal = Layer.succeed(Extractor, {
   id: "local-nlp@1",
   prompted: false,
-  extract: (input) =>
-    Effect.try({
-      try: () => extractLocal(input),
-      catch: (cause) => new ExtractionError({ message: `extraction failed: ${String(cause)}`, cause })
-    }).pipe(Effect.withSpan("Extractor.local"))
+  extract: localExtract
 })

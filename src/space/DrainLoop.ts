@@ -5,9 +5,18 @@
  * crash, a restart, or a shard moving). A store that is down fails the step
  * (the loop retries with backoff); a group the store refuses is split, so one
  * bad item fails alone and the rest are stored.
+ *
+ * Pipelined: while a group is stored, the next queued items after it are
+ * already being prepared (extraction on the node's worker thread), and the
+ * next step stores them if they are still exactly the queue's first items.
+ * Only this loop writes, one group after the other; a prepared group whose
+ * items are no longer at the head of the queue (the group before failed to
+ * store, or its items changed) is dropped and its items read and prepared
+ * again, so nothing is stored twice, out of order, or lost.
  */
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, Option } from "effect"
 import type { InternalError, ServiceUnavailable } from "../domain/Errors.ts"
+import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { JobRepo, QueuedItem } from "../../services/store/JobRepo.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
@@ -20,12 +29,30 @@ export const QUEUED_GROUP_SIZE = 50
 
 export const makeDrain = (deps: {
   readonly space: SpaceRef
-  readonly jobs: JobRepo
-  readonly writer: SpaceWriter
-  /** Fails only when the store cannot be read (the space's extraction settings): the step is retried. */
-  readonly prepareGroup: (items: ReadonlyArray<QueuedItem>) => Effect.Effect<ReadonlyArray<PreparedItem>, ServiceUnavailable>
+  readonly jobs: Pick<JobRepo, "nextQueued">
+  readonly writer: Pick<SpaceWriter, "storeQueued" | "failQueued">
+  /** The space's extraction settings as stored now (read before a group is prepared, never while one is stored). */
+  readonly settings: Effect.Effect<ExtractionSettingsValues, ServiceUnavailable>
+  /** Fails only when extraction cannot run at all (its worker failed): the step is retried. */
+  readonly prepareGroup: (
+    items: ReadonlyArray<QueuedItem>,
+    settings: ExtractionSettingsValues
+  ) => Effect.Effect<ReadonlyArray<PreparedItem>, ServiceUnavailable>
 }) => {
-  const { jobs, prepareGroup, space, writer } = deps
+  const { jobs, prepareGroup, settings, space, writer } = deps
+
+  /** The group after the one being stored, being prepared. */
+  let ahead: { readonly items: ReadonlyArray<QueuedItem>; readonly prepared: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable> } | undefined
+
+  const dropAhead = Effect.suspend(() => {
+    const held = ahead
+    ahead = undefined
+    return held === undefined ? Effect.void : Fiber.interrupt(held.prepared)
+  })
+
+  /** Whether the prepared items are still, exactly, the first queued ones. */
+  const atHead = (items: ReadonlyArray<QueuedItem>, queued: ReadonlyArray<QueuedItem>) =>
+    items.length <= queued.length && items.every((item, i) => item.jobId === queued[i]!.jobId && item.position === queued[i]!.position)
 
   /** Stores a prepared group; if the store refuses it, each item on its own, and an item refused alone fails. */
   const store = (
@@ -45,14 +72,42 @@ export const makeDrain = (deps: {
     })
 
   const step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> = Effect.gen(function*() {
-    const group = yield* jobs.nextQueued(space, QUEUED_GROUP_SIZE)
-    if (group.length === 0) return { more: false, lagMs: 0 }
+    // This group and the next: the next is prepared while this one is stored.
+    const queued = yield* jobs.nextQueued(space, 2 * QUEUED_GROUP_SIZE)
+    const held = ahead
+    ahead = undefined
+    if (queued.length === 0) {
+      if (held !== undefined) yield* Fiber.interrupt(held.prepared)
+      return { more: false, lagMs: 0 }
+    }
     const now = yield* Clock.currentTimeMillis
-    const prepared = yield* prepareGroup(group)
-    yield* store(group, prepared)
+    // Settings are read here, never while a group's transaction holds the store.
+    const values = yield* settings
+    let group: ReadonlyArray<QueuedItem>
+    let preparing: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable>
+    if (held !== undefined && atHead(held.items, queued)) {
+      group = held.items
+      preparing = held.prepared
+    } else {
+      if (held !== undefined) yield* Fiber.interrupt(held.prepared)
+      group = queued.slice(0, QUEUED_GROUP_SIZE)
+      preparing = yield* Effect.forkDaemon(prepareGroup(group, values))
+    }
+    // The next group goes to the worker right behind this one, to be ready by the time this one is stored.
+    const next = queued.slice(group.length, group.length + QUEUED_GROUP_SIZE)
+    if (next.length > 0) ahead = { items: next, prepared: yield* Effect.forkDaemon(prepareGroup(next, values)) }
+    const prepared = yield* Fiber.join(preparing).pipe(
+      Effect.onInterrupt(() => Fiber.interrupt(preparing)),
+      Effect.onError(() => dropAhead)
+    )
+    // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
+    yield* Effect.onError(store(group, prepared), () => dropAhead)
     yield* yieldToIo
     return { more: true, lagMs: now - Math.min(...group.map((item) => item.queuedAt.getTime())) }
-  }).pipe(Effect.annotateSpans({ space_id: space.spaceId }))
+  }).pipe(
+    Effect.onInterrupt(() => dropAhead),
+    Effect.annotateSpans({ space_id: space.spaceId })
+  )
 
   return { step }
 }

@@ -10,8 +10,9 @@ import { Effect, Either } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import type { WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
-import type { ExtractedMemory, ExtractorShape } from "../ingestion/Extractor.ts"
+import { type ExtractedMemory, type ExtractorShape, localExtract } from "../ingestion/Extractor.ts"
 import { extractWith } from "../ingestion/ExtractionSettings.ts"
+import { extractInWorker } from "../ingestion/WorkerExtraction.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
@@ -50,6 +51,37 @@ export const makePreparation = (deps: {
       (extraction) => Effect.zipRight(beforeHeavyWrite, extraction),
       extracting.withPermits(1)
     )
+
+  /**
+   * The local engine, exactly as provided (not wrapped), extracts a queued
+   * group on the node's extraction worker, so its CPU is the second core's
+   * while this thread stores the group before; a model extractor (or a
+   * wrapped one) extracts here, item by item.
+   */
+  const offThread = extractor.extract === localExtract
+
+  const extractGroup = (
+    writes: ReadonlyArray<WriteItem>,
+    settings: ExtractionSettingsValues
+  ): Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ExtractedMemory>, string>>, ServiceUnavailable> =>
+    offThread && writes.length > 0
+      ? extractInWorker(writes.map((item) => ({
+        content: item.content,
+        eventTime: new Date(item.eventTime),
+        speaker: item.userId,
+        fromAgent: item.agentId !== null && item.userId === null,
+        scopeIds: [item.userId, item.agentId, item.sessionId].filter((id): id is string => id !== null),
+        guidance: settings.guidance,
+        verbatim: settings.mode === "verbatim"
+      }))).pipe(
+        Effect.filterOrFail(
+          (outcomes) => outcomes.length === writes.length,
+          (outcomes) => new ServiceUnavailable({ message: `the extraction worker answered ${outcomes.length} writes for ${writes.length}` })
+        ),
+        Effect.map((outcomes) => outcomes.map((o) => (o.ok ? Either.right(o.memories) : Either.left(`extraction failed: ${o.message}`)))),
+        extracting.withPermits(1)
+      )
+      : Effect.forEach(writes, (write) => Effect.either(extract(write, settings)).pipe(Effect.map(Either.mapLeft((e) => e.message))))
 
   const embed = (texts: ReadonlyArray<string>) =>
     texts.length === 0
@@ -105,12 +137,15 @@ export const makePreparation = (deps: {
   })
 
   /**
-   * Prepares a group of queued items: extraction one by one, embedding in
-   * one call (one by one only if that fails). An item that fails fails
+   * Prepares a group of queued items under the settings read for it:
+   * extraction (the local engine's on its worker, in one message), embedding
+   * in one call (one by one only if that fails). An item that fails fails
    * alone; a payload that could not be read fails its item.
    */
-  const prepareGroup = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>) {
-    const settings = yield* deps.settings
+  const prepareGroupWith = Effect.fn("Space.prepareGroup")(function*(items: ReadonlyArray<QueuedItem>, settings: ExtractionSettingsValues) {
+    const writes = items.flatMap((item) => (Either.isRight(item.write) ? [item.write.right] : []))
+    const results = yield* extractGroup(writes, settings)
+    let next = 0
     const extracted: Array<Either.Either<{ write: WriteItem; facts: ReadonlyArray<ExtractedMemory> }, string>> = []
     for (const item of items) {
       if (Either.isLeft(item.write)) {
@@ -118,11 +153,8 @@ export const makePreparation = (deps: {
         continue
       }
       const write = item.write.right
-      const facts = yield* Effect.either(extract(write, settings))
-      extracted.push(Either.match(facts, {
-        onLeft: (error) => Either.left(error.message),
-        onRight: (facts) => Either.right({ write, facts })
-      }))
+      const facts = results[next++]!
+      extracted.push(Either.map(facts, (facts) => ({ write, facts })))
     }
     const texts = extracted.flatMap((e) => Either.isRight(e) ? e.right.facts.map((f) => f.text) : [])
     const together = yield* Effect.either(embed(texts))
@@ -147,5 +179,5 @@ export const makePreparation = (deps: {
     return prepared
   })
 
-  return { settings: deps.settings, prepare, prepareGroup, embedOne }
+  return { settings: deps.settings, prepare, prepareGroupWith, embedOne }
 }

@@ -114,4 +114,53 @@ eachProfile("a space when its store fails", (it) => {
       const next = yield* within(2000, call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: "Bruno opens at nine." } }))
       expect(next.status).toBe(200)
     }), { timeout: 60_000 })
+  it.effect("a store failing once mid-pipeline (the second group of a batch): every item is stored exactly once", () =>
+    Effect.gen(function*() {
+      // A sequence is not rolled back with the transaction that fails: the outage happens once.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DROP SEQUENCE IF EXISTS test_fail_once`
+      yield* sql`CREATE SEQUENCE test_fail_once`
+      yield* sql.unsafe(`CREATE OR REPLACE FUNCTION test_fail_once() RETURNS trigger AS $$
+        BEGIN
+          IF NEW.text LIKE '%FAIL_ONCE%' AND nextval('test_fail_once') = 1 THEN
+            RAISE EXCEPTION 'injected outage' USING ERRCODE = '08006';
+          END IF;
+          RETURN NEW;
+        END $$ LANGUAGE plpgsql`)
+      yield* sql`DROP TRIGGER IF EXISTS test_fail_once ON memories`
+      yield* sql`CREATE TRIGGER test_fail_once BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION test_fail_once()`
+      const owner = yield* signup()
+      const key = (yield* createKey(owner.token)).raw_key
+      const spaceId = `pipeline-${Date.now()}`
+      const failuresBefore = yield* drainFailures
+      // Groups of 50: the store of items 50-99 fails once while items 100-119 are being prepared.
+      const items = Array.from({ length: 120 }, (_, n) => ({
+        content: `Visitor ${n} bought a jar of ${n < 60 ? "heather" : "clover"} honey${n === 75 ? " FAIL_ONCE" : ""}.`,
+        metadata: { n }
+      }))
+      // Two batches of 60, queued back to back (a batch holds at most 100 items).
+      const jobIds: Array<string> = []
+      for (const half of [items.slice(0, 60), items.slice(60)]) {
+        const queued = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items: half } })
+        expect(queued.status).toBe(202)
+        jobIds.push(queued.body.job_id)
+      }
+      for (const jobId of jobIds) {
+        let finished: any
+        for (let waited = 0; ; waited += 200) {
+          finished = (yield* call("GET", `/v1/spaces/${spaceId}/jobs/${jobId}`, { token: key })).body
+          if (finished.status === "completed" || waited > 40_000) break
+          yield* Effect.sleep("200 millis")
+        }
+        expect(finished).toMatchObject({ status: "completed", items: { total: 60, completed: 60, failed: 0, queued: 0 } })
+      }
+      expect(yield* drainFailures).toBeGreaterThan(failuresBefore)
+      const seen: Array<number> = []
+      for (const word of ["heather", "clover"]) {
+        const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories?limit=100&q=${word}`, { token: key })
+        seen.push(...listed.body.items.map((m: any) => m.metadata.n))
+      }
+      expect(seen.sort((a, b) => a - b)).toEqual(items.map((_, n) => n))
+      yield* sql`DROP TRIGGER IF EXISTS test_fail_once ON memories`
+    }), { timeout: 90_000 })
 })

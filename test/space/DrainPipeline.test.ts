@@ -1,0 +1,148 @@
+/**
+ * The drain pipelines: while a group is stored, the next queued items are
+ * already being prepared. Driven here with an in-memory queue and writer, and
+ * the real preparation (the local engine on its worker thread): order is
+ * kept and nothing is lost or stored twice when a store fails mid-pipeline,
+ * and a worker that dies with a group is replaced and the group extracted
+ * again.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { existsSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ServiceUnavailable } from "../../src/domain/Errors.ts"
+import { DEFAULT_EXTRACTION } from "../../src/domain/ExtractionSettings.ts"
+import { spaceRef } from "../../src/domain/Ids.ts"
+import type { WriteItem } from "../../src/domain/SpaceProtocol.ts"
+import { extractLocal, localExtract } from "../../src/ingestion/Extractor.ts"
+import { useExtractionWorkerEntry } from "../../src/ingestion/WorkerExtraction.ts"
+import { makeDrain } from "../../src/space/DrainLoop.ts"
+import { makePreparation, type PreparedItem } from "../../src/space/WritePreparation.ts"
+import type { QueuedItem } from "../../services/store/JobRepo.ts"
+
+const space = spaceRef({ orgId: "org_pipeline" }, "pipeline")
+
+const write = (content: string): WriteItem => ({
+  content,
+  eventTime: "2026-11-26T10:00:00.000Z",
+  documentId: null,
+  context: "",
+  metadata: {},
+  tags: [],
+  userId: null,
+  agentId: null,
+  sessionId: null,
+  memberId: null
+})
+
+const item = (n: number): QueuedItem => ({
+  jobId: `job_${Math.floor(n / 40)}`,
+  position: n % 40,
+  write: Either.right(write(`Visitor ${n} met Ada Lovelace in Paris and bought ${n} jars of heather honey.`)),
+  queuedAt: new Date(0)
+})
+
+const key = (i: QueuedItem) => `${i.jobId}/${i.position}`
+
+/** A queue in memory, and a writer that stores (removes) items, failing the store calls listed in `failing`. */
+const fakeStore = (count: number, failing: ReadonlySet<number>) => {
+  const queue = Array.from({ length: count }, (_, n) => item(n))
+  const stored: Array<{ key: string; prepared: PreparedItem }> = []
+  const events: Array<string> = []
+  let storeCalls = 0
+  const jobs = { nextQueued: (_: typeof space, limit: number) => Effect.sync(() => queue.slice(0, limit)) }
+  const writer = {
+    storeQueued: (items: ReadonlyArray<QueuedItem>, prepared: ReadonlyArray<PreparedItem>) =>
+      Effect.gen(function*() {
+        const call = ++storeCalls
+        events.push(`store ${key(items[0]!)}`)
+        yield* Effect.sleep("30 millis")
+        if (failing.has(call)) return yield* new ServiceUnavailable({ message: "injected outage" })
+        for (const [i, stored1] of items.entries()) {
+          const at = queue.findIndex((q) => key(q) === key(stored1))
+          expect(at).toBe(0)
+          queue.splice(at, 1)
+          stored.push({ key: key(stored1), prepared: prepared[i]! })
+        }
+        events.push(`stored ${key(items[0]!)}`)
+      }),
+    failQueued: () => Effect.die("no item is refused here")
+  }
+  return { queue, stored, events, jobs, writer }
+}
+
+/** The supervised loop, reduced: steps until the queue is empty, a failed step retried. */
+const drainAll = (step: Effect.Effect<{ readonly more: boolean }, unknown>) =>
+  Effect.gen(function*() {
+    let failures = 0
+    for (let i = 0; i < 100; i++) {
+      const result = yield* Effect.either(step)
+      if (Either.isLeft(result)) failures++
+      else if (!result.right.more) return failures
+    }
+    return yield* Effect.dieMessage("the drain never finished")
+  })
+
+const preparation = () =>
+  makePreparation({
+    extractor: { id: "local-nlp@1", prompted: false, extract: localExtract },
+    settings: Effect.succeed(DEFAULT_EXTRACTION),
+    embedder: { id: "test", dimensions: 1, embed: (texts) => Effect.succeed(texts.map(() => new Float32Array([1]))) },
+    extracting: Effect.runSync(Effect.makeSemaphore(1)),
+    beforeHeavyWrite: Effect.void
+  }).prepareGroupWith
+
+describe("the drain's pipeline", () => {
+  it.live("keeps order and loses nothing when a store fails mid-pipeline; the prefetched group is prepared again", () =>
+    Effect.gen(function*() {
+      const store = fakeStore(170, new Set([2]))
+      const prepareCalls: Array<string> = []
+      const prepareGroup = (items: ReadonlyArray<QueuedItem>, settings: typeof DEFAULT_EXTRACTION) => {
+        prepareCalls.push(key(items[0]!))
+        store.events.push(`prepare ${key(items[0]!)}`)
+        return preparation()(items, settings)
+      }
+      const drain = makeDrain({ space, jobs: store.jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
+      const failures = yield* drainAll(drain.step)
+
+      expect(failures).toBe(1)
+      // Every item once, in queue order, each with its own extraction.
+      expect(store.stored.map((s) => s.key)).toEqual(Array.from({ length: 170 }, (_, n) => key(item(n))))
+      for (const [n, s] of store.stored.entries()) {
+        const right = Either.getOrThrow(s.prepared)
+        expect(right.memories.map((m) => m.text)).toEqual(
+          extractLocal({ content: `Visitor ${n} met Ada Lovelace in Paris and bought ${n} jars of heather honey.`, eventTime: new Date(0) }).map((m) => m.text)
+        )
+      }
+      // Pipelined: the second group was being prepared before the first was stored.
+      expect(store.events.indexOf("prepare job_1/10")).toBeLessThan(store.events.indexOf("stored job_0/0"))
+      // The second store (items 50-99) failed: those items and the group after them were prepared again.
+      expect(prepareCalls.filter((k) => k === "job_1/10")).toHaveLength(2)
+      expect(prepareCalls.filter((k) => k === "job_2/20")).toHaveLength(2)
+    }), 60_000)
+
+  it.live("a worker that dies with a group is replaced, and the group is extracted again", () =>
+    Effect.gen(function*() {
+      const marker = join(mkdtempSync(join(tmpdir(), "engram-extract-")), "crashed")
+      process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER = marker
+      useExtractionWorkerEntry(new URL("../support/crashing-extract-worker.mjs", import.meta.url))
+      try {
+        const store = fakeStore(60, new Set())
+        const drain = makeDrain({
+          space,
+          jobs: store.jobs,
+          writer: store.writer,
+          settings: Effect.succeed(DEFAULT_EXTRACTION),
+          prepareGroup: preparation()
+        })
+        const failures = yield* drainAll(drain.step)
+        expect(existsSync(marker)).toBe(true)
+        expect(failures).toBe(1)
+        expect(store.stored.map((s) => s.key)).toEqual(Array.from({ length: 60 }, (_, n) => key(item(n))))
+        for (const s of store.stored) expect(Either.getOrThrow(s.prepared).memories.length).toBeGreaterThan(0)
+      } finally {
+        delete process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER
+      }
+    }), 60_000)
+})

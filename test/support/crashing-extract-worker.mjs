@@ -1,0 +1,14 @@
+// An extraction worker that dies on the first group it is given (the test's marker file does not exist
+// yet), then, once restarted, is the real one: the drain must retry the group on a fresh worker.
+import { existsSync, writeFileSync } from "node:fs"
+import { parentPort } from "node:worker_threads"
+
+const marker = process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER
+if (marker !== undefined && !existsSync(marker)) {
+  parentPort?.on("message", () => {
+    writeFileSync(marker, "crashed")
+    process.exit(3)
+  })
+} else {
+  await import("../../src/ingestion/extract-worker.mjs")
+}
