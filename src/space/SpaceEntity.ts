@@ -50,6 +50,7 @@ import { SpaceState } from "./SpaceState.ts"
 import { containDefects, makeWriter } from "./SpaceWriter.ts"
 import { supervise } from "./SupervisedLoop.ts"
 import { makePreparation } from "./WritePreparation.ts"
+import { ExtractionThread } from "../ingestion/WorkerExtraction.ts"
 
 /** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
 export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
@@ -65,6 +66,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const spaceRepo = yield* SpaceRepo
   const jobs = yield* JobRepo
   const extractor = yield* Extractor
+  const thread = yield* ExtractionThread
   const extractionSettings = yield* ExtractionSettings
   const embedder = yield* Embedder
   const consolidator = yield* Consolidator
@@ -122,6 +124,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     settings: extractionSettings.values(space.orgId, space.spaceId),
     embedder,
     extracting: yield* Effect.makeSemaphore(1),
+    thread,
     beforeHeavyWrite: priority.beforeHeavyWrite
   })
   const writer = yield* makeWriter({
@@ -300,4 +303,4 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
 export const SpaceEntityLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     SpaceEntity.toLayer(makeSpace(config), { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
-).pipe(Layer.provide(ExtractionSettings.Default))
+).pipe(Layer.provide([ExtractionSettings.Default, ExtractionThread.layer()]))

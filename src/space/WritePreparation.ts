@@ -12,7 +12,7 @@ import type { WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import { type ExtractedMemory, type ExtractorShape, localExtract } from "../ingestion/Extractor.ts"
 import { extractWith } from "../ingestion/ExtractionSettings.ts"
-import { extractInWorker } from "../ingestion/WorkerExtraction.ts"
+import type { ExtractionThreadShape } from "../ingestion/WorkerExtraction.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
@@ -35,8 +35,10 @@ export const makePreparation = (deps: {
   /** One extraction at a time per space, each started after recalls in progress, in a turn of its own. */
   readonly extracting: Effect.Semaphore
   readonly beforeHeavyWrite: Effect.Effect<void>
+  /** The node's extraction worker, for the local engine's queued groups. */
+  readonly thread: ExtractionThreadShape
 }) => {
-  const { beforeHeavyWrite, embedder, extracting, extractor } = deps
+  const { beforeHeavyWrite, embedder, extracting, extractor, thread } = deps
 
   const extract = (item: WriteItem, settings: ExtractionSettingsValues) =>
     extractWith(extractor, settings, {
@@ -65,7 +67,7 @@ export const makePreparation = (deps: {
     settings: ExtractionSettingsValues
   ): Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ExtractedMemory>, string>>, ServiceUnavailable> =>
     offThread && writes.length > 0
-      ? extractInWorker(writes.map((item) => ({
+      ? thread.extract(writes.map((item) => ({
         content: item.content,
         eventTime: new Date(item.eventTime),
         speaker: item.userId,

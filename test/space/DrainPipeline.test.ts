@@ -16,7 +16,7 @@ import { DEFAULT_EXTRACTION } from "../../src/domain/ExtractionSettings.ts"
 import { spaceRef } from "../../src/domain/Ids.ts"
 import type { WriteItem } from "../../src/domain/SpaceProtocol.ts"
 import { extractLocal, localExtract } from "../../src/ingestion/Extractor.ts"
-import { useExtractionWorkerEntry } from "../../src/ingestion/WorkerExtraction.ts"
+import { ExtractionThread, type ExtractionThreadShape } from "../../src/ingestion/WorkerExtraction.ts"
 import { makeDrain } from "../../src/space/DrainLoop.ts"
 import { makePreparation, type PreparedItem } from "../../src/space/WritePreparation.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
@@ -84,8 +84,9 @@ const drainAll = (step: Effect.Effect<{ readonly more: boolean }, unknown>) =>
     return yield* Effect.dieMessage("the drain never finished")
   })
 
-const preparation = () =>
+const preparation = (thread: ExtractionThreadShape) =>
   makePreparation({
+    thread,
     extractor: { id: "local-nlp@1", prompted: false, extract: localExtract },
     settings: Effect.succeed(DEFAULT_EXTRACTION),
     embedder: { id: "test", dimensions: 1, embed: (texts) => Effect.succeed(texts.map(() => new Float32Array([1]))) },
@@ -93,15 +94,18 @@ const preparation = () =>
     beforeHeavyWrite: Effect.void
   }).prepareGroupWith
 
+const WORKER = new URL("../../src/ingestion/extract-worker.mjs", import.meta.url)
+
 describe("the drain's pipeline", () => {
-  it.live("keeps order and loses nothing when a store fails mid-pipeline; the prefetched group is prepared again", () =>
+  it.scopedLive("keeps order and loses nothing when a store fails mid-pipeline; the prefetched group is prepared again", () =>
     Effect.gen(function*() {
+      const thread = yield* ExtractionThread.scoped(WORKER)
       const store = fakeStore(170, new Set([2]))
       const prepareCalls: Array<string> = []
       const prepareGroup = (items: ReadonlyArray<QueuedItem>, settings: typeof DEFAULT_EXTRACTION) => {
         prepareCalls.push(key(items[0]!))
         store.events.push(`prepare ${key(items[0]!)}`)
-        return preparation()(items, settings)
+        return preparation(thread)(items, settings)
       }
       const drain = makeDrain({ space, jobs: store.jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
       const failures = yield* drainAll(drain.step)
@@ -122,11 +126,11 @@ describe("the drain's pipeline", () => {
       expect(prepareCalls.filter((k) => k === "job_2/20")).toHaveLength(2)
     }), 60_000)
 
-  it.live("a worker that dies with a group is replaced, and the group is extracted again", () =>
+  it.scopedLive("a worker that dies with a group is replaced, and the group is extracted again", () =>
     Effect.gen(function*() {
       const marker = join(mkdtempSync(join(tmpdir(), "engram-extract-")), "crashed")
       process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER = marker
-      useExtractionWorkerEntry(new URL("../support/crashing-extract-worker.mjs", import.meta.url))
+      const thread = yield* ExtractionThread.scoped(new URL("../support/crashing-extract-worker.mjs", import.meta.url))
       try {
         const store = fakeStore(60, new Set())
         const drain = makeDrain({
@@ -134,7 +138,7 @@ describe("the drain's pipeline", () => {
           jobs: store.jobs,
           writer: store.writer,
           settings: Effect.succeed(DEFAULT_EXTRACTION),
-          prepareGroup: preparation()
+          prepareGroup: preparation(thread)
         })
         const failures = yield* drainAll(drain.step)
         expect(existsSync(marker)).toBe(true)
@@ -144,5 +148,18 @@ describe("the drain's pipeline", () => {
       } finally {
         delete process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER
       }
+    }), 60_000)
+
+  it.live("the worker starts on the first group and stops when the scope that holds it closes", () =>
+    Effect.gen(function*() {
+      const held = yield* Effect.scoped(Effect.gen(function*() {
+        const thread = yield* ExtractionThread.scoped(WORKER)
+        expect(thread.running()).toBe(false)
+        const [outcome] = yield* thread.extract([{ content: "Ada Lovelace moved to Paris in 1840.", eventTime: new Date(0), scopeIds: [], fromAgent: false, speaker: null, guidance: null, verbatim: false }])
+        expect(outcome?.ok).toBe(true)
+        expect(thread.running()).toBe(true)
+        return thread
+      }))
+      expect(held.running()).toBe(false)
     }), 60_000)
 })
