@@ -40,14 +40,17 @@ export const makePreparation = (deps: {
 }) => {
   const { beforeHeavyWrite, embedder, extracting, extractor, thread } = deps
 
+  /** What the extractor reads of a write: its text, time, speaker and scopes. */
+  const inputOf = (item: WriteItem) => ({
+    content: item.content,
+    eventTime: new Date(item.eventTime),
+    speaker: item.userId ?? undefined,
+    fromAgent: item.agentId !== null && item.userId === null,
+    scopeIds: [item.userId, item.agentId, item.sessionId].filter((id): id is string => id !== null)
+  })
+
   const extract = (item: WriteItem, settings: ExtractionSettingsValues) =>
-    extractWith(extractor, settings, {
-      content: item.content,
-      eventTime: new Date(item.eventTime),
-      speaker: item.userId ?? undefined,
-      fromAgent: item.agentId !== null && item.userId === null,
-      scopeIds: [item.userId, item.agentId, item.sessionId].filter((id): id is string => id !== null)
-    }).pipe(
+    extractWith(extractor, settings, inputOf(item)).pipe(
       Effect.mapError(unavailable("extraction failed")),
       // Never inside the microtasks Node runs after each incoming request, nor while a recall is being answered.
       (extraction) => Effect.zipRight(beforeHeavyWrite, extraction),
@@ -67,15 +70,10 @@ export const makePreparation = (deps: {
     settings: ExtractionSettingsValues
   ): Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ExtractedMemory>, string>>, ServiceUnavailable> =>
     offThread && writes.length > 0
-      ? thread.extract(writes.map((item) => ({
-        content: item.content,
-        eventTime: new Date(item.eventTime),
-        speaker: item.userId,
-        fromAgent: item.agentId !== null && item.userId === null,
-        scopeIds: [item.userId, item.agentId, item.sessionId].filter((id): id is string => id !== null),
-        guidance: settings.guidance,
-        verbatim: settings.mode === "verbatim"
-      }))).pipe(
+      ? thread.extract(writes.map((item) => {
+        const { speaker, ...input } = inputOf(item)
+        return { ...input, speaker: speaker ?? null, guidance: settings.guidance, verbatim: settings.mode === "verbatim" }
+      })).pipe(
         Effect.filterOrFail(
           (outcomes) => outcomes.length === writes.length,
           (outcomes) => new ServiceUnavailable({ message: `the extraction worker answered ${outcomes.length} writes for ${writes.length}` })
