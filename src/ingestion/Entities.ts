@@ -20,8 +20,11 @@ const WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
 /** Calendar words are dates, not entities (dates are kept as event times). */
 const CALENDAR = new Set(`${MONTHS} ${WEEKDAYS} jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun`.split(" "))
 
-/** Tags of the common word a capitalised sentence opener ("From", "Honestly", "Thanks") really is. */
-const COMMON_WORD = "#Preposition|#Determiner|#Conjunction|#Pronoun|#Adverb|#Adjective|#Verb|#Expression|#QuestionWord|#Date|#Value|#Modal"
+/**
+ * Tags of the common word a capitalised sentence opener ("From", "Honestly", "Thanks", "Our") really is, as one
+ * compromise match: an alternation needs its parentheses, or only the first tag is tried.
+ */
+const COMMON_WORD = "(#Preposition|#Determiner|#Conjunction|#Pronoun|#Possessive|#Adverb|#Adjective|#Verb|#Expression|#QuestionWord|#Date|#Value|#Modal)"
 
 /**
  * The canonical key of a name: accents folded, lower case, no possessive, no
@@ -38,17 +41,35 @@ export const entityKey = (name: string) =>
 /** Answers of `isCommonWord` by lower-cased word: the same few words come back in every text. */
 const commonWords = new Map<string, boolean>()
 
-/** A one-word "proper noun" that is only a capitalised common word, or a calendar word. */
+/**
+ * Whether compromise knows the word rather than guessing its tag from its ending ("Sigrid" an adjective, as
+ * "rigid"; "Tilly" an adverb, as "silly"). An interjection ("hmm") is sure enough, and so is an adverb made of a
+ * adjective it knows ("Honestly": "honest").
+ */
+const knownWord = (parsed: ReturnType<ReturnType<typeof nlp>>, word: string) => {
+  if (parsed.confidence() >= 1 || parsed.has("#Expression")) return true
+  const base = /(?:[^i]ly|ily)$/.test(word) ? word.replace(/ily$/, "y").replace(/ly$/, "") : null
+  if (base === null || !parsed.has("#Adverb")) return false
+  const adjective = nlp()(base)
+  return adjective.confidence() >= 1 && adjective.has("#Adjective")
+}
+
+/**
+ * A one-word "proper noun" that is only a capitalised common word, or a calendar word; in capitals, only a chat
+ * expression ("OK", "BTW", "LOL"), since most words in capitals are acronyms that name something.
+ */
 const isCommonWord = (name: string) => {
   if (CALENDAR.has(entityKey(name))) return true
-  if (/\s/.test(name) || /^[A-Z0-9]{2,}$/.test(name)) return false
+  if (/\s/.test(name)) return false
+  const capitals = /^[A-Z0-9]{2,}$/.test(name)
   const word = name.toLowerCase()
-  let common = commonWords.get(word)
+  const key = capitals ? `${word}!` : word
+  let common = commonWords.get(key)
   if (common === undefined) {
     const lower = nlp()(word)
-    common = !lower.has("#ProperNoun") && lower.has(COMMON_WORD)
+    common = knownWord(lower, word) && !lower.has("#ProperNoun") && lower.has(capitals ? "#Expression" : COMMON_WORD)
     if (commonWords.size >= 10_000) commonWords.clear()
-    commonWords.set(word, common)
+    commonWords.set(key, common)
   }
   return common
 }

@@ -28,6 +28,9 @@ describe("entities", () => {
     expect(names("Honestly, I think Sweden is nice.")).toEqual(["Sweden"])
     expect(names("Thanks! That sounds great, Jon.")).toEqual(["Jon"])
     expect(names("Awesome, Jon!")).toEqual(["Jon"])
+    // After a speaker's name the opener is no longer first in the text; it is still a common word.
+    expect(extractEntities("Caroline: Thanks, Mel. It was fun! Our trip was cool. OK, BTW we saw Oliver.", "Caroline").map((e) => e.name))
+      .toEqual(["Caroline", "Mel", "Oliver"])
     expect(names("In January Nate bought a Tesla.")).toEqual(expect.arrayContaining(["Nate", "Tesla"]))
     expect(names("In January Nate bought a Tesla.")).not.toContain("January")
     // Acronyms and multi-word names stay.
