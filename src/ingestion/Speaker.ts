@@ -11,7 +11,52 @@ export const splitSpeaker = (content: string): { speaker: string | null; body: s
 
 const possessive = (name: string) => (name.endsWith("s") ? `${name}'` : `${name}'s`)
 
-/** First person -> the speaker, conservatively; second person is left alone. */
+/** Words that may stand between "I" and its verb ("I really love"). */
+const ADVERBS = ("really just also still always never often usually actually totally definitely even sometimes only truly " +
+  "absolutely certainly honestly mostly finally recently already seriously genuinely probably personally kinda sorta rarely " +
+  "hardly barely generally normally sincerely constantly currently especially literally simply basically obviously too " +
+  "now then sure def").split(" ")
+
+/** Past forms of irregular verbs, and verbs whose past is their present: no present-tense ending is added to them. */
+const NO_ENDING = new Set(("went got saw made took had did was were came felt found thought knew gave told said left bought " +
+  "brought ran began kept met heard wrote became grew drew threw flew ate drank swam sang rode drove fell broke chose spoke woke " +
+  "forgot understood won lost spent sent built taught caught fought held led meant paid slept stood sat sold lit fed hung dug " +
+  "stuck struck swung shook tore wore hid bit slid spun sank stole froze rose forgave overcame undertook withdrew sought " +
+  "read put set cut hit let hurt quit cost spread shut beat burst cast fit split upset used " +
+  "can could will would shall should may might must ought gotta gonna").split(" "))
+
+/** Before "I", a question ("do I", "can I") or a subject of several ("Mel and I", "my kids and I"): the verb keeps its form. */
+const QUESTION_BEFORE = /\b(?:do|does|did|can|could|will|would|shall|should|may|might|must|am|are|is|have|has|had|was|were)\s+$/i
+const SEVERAL_BEFORE = new RegExp(
+  String.raw`(?:\b\p{Lu}[\p{L}'’-]*|\b(?:you|he|she|we|they|him|her|them|husband|wife|partner|kids|children|family|friends?|mom|mum|` +
+    String.raw`dad|sister|brother|son|daughter|boyfriend|girlfriend|fianc[eé]e?|team|crew|colleagues?|roommates?))\s+(?:and|or|&)\s+$`,
+  "u"
+)
+const keepsForm = (before: string) => QUESTION_BEFORE.test(before) || SEVERAL_BEFORE.test(before)
+
+const ENDINGS: ReadonlyArray<readonly [RegExp, string]> = [[/(?:s|x|z|ch|sh|o)$/, "es"], [/[^aeiou]y$/, "ies"]]
+
+/** The verb as a third person says it: "love" -> "loves", "am" -> "is", "don't" -> "doesn't"; past and modal forms as they are. */
+const thirdPerson = (verb: string) => {
+  const negated = /^(\w+)(n['’]t)$/.exec(verb)
+  if (negated) return negated[1] === "do" ? `does${negated[2]}` : negated[1] === "have" ? `has${negated[2]}` : verb
+  if (verb === "am") return "is"
+  if (verb === "have") return "has"
+  if (verb === "wanna") return "wants to"
+  if (NO_ENDING.has(verb) || verb.endsWith("ed")) return verb
+  for (const [ending, replacement] of ENDINGS) {
+    if (ending.test(verb)) return replacement === "ies" ? `${verb.slice(0, -1)}ies` : `${verb}${replacement}`
+  }
+  return `${verb}s`
+}
+
+const SUBJECT_I = new RegExp(String.raw`\bI((?:\s+(?:${ADVERBS.join("|")}))*)\s+([a-z]+?(?:n['’]t)?)\b`, "g")
+
+/**
+ * First person -> the speaker, conservatively; second person is left alone.
+ * The verb after "I" takes the third person ("I really love" -> "Caroline
+ * really loves"), except in a question or after a subject of several.
+ */
 export const resolveFirstPerson = (sentence: string, speaker: string) =>
   sentence
     .replace(/\bI'm\b|\bI am\b/g, `${speaker} is`)
@@ -19,6 +64,8 @@ export const resolveFirstPerson = (sentence: string, speaker: string) =>
     .replace(/\bI'd\b/g, `${speaker} would`)
     .replace(/\bI'll\b/g, `${speaker} will`)
     .replace(/\bI was\b/g, `${speaker} was`)
+    .replace(SUBJECT_I, (whole, between: string, verb: string, offset: number, text: string) =>
+      keepsForm(text.slice(0, offset)) ? whole : `I${between} ${thirdPerson(verb)}`)
     .replace(/\bI\b/g, speaker)
     .replace(/\b[Mm]yself\b/g, speaker)
     .replace(/\b[Mm]ine\b/g, possessive(speaker))

@@ -195,7 +195,7 @@ eachProfile("memory models", (it) => {
       const after = (yield* get("sailing")).body
       expect(after.is_stale).toBe(false)
       expect(after.content).not.toContain("Petrel")
-      expect(after.content).toContain("sail on the lake")
+      expect(after.content).toContain("sails on the lake")
     }))
 
   it.effect("a model with nothing to draw on says so, never an empty string", () =>

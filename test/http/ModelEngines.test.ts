@@ -171,7 +171,7 @@ for (const profile of profiles) {
         expect(request!.user).toBe(query)
         expect(request!.body.max_tokens).toBe(600)
         expect(request!.system).toContain("You maintain \"Baking\"")
-        expect(request!.system).toMatch(new RegExp(`^\\d\\. \\(2024-05-04\\) .*bake ${marker} bread every Saturday`, "m"))
+        expect(request!.system).toMatch(new RegExp(`^\\d\\. \\(2024-05-04\\) .*bakes ${marker} bread every Saturday`, "m"))
         expect(request!.system).toMatch(/^\d\. \(2024-05-11\) .*starter is called Clint/m)
         expect(model.content).toBe(`## ${query}\n[stand-in] 2 memories read.`)
         expect(model.is_stale).toBe(false)

@@ -24,8 +24,19 @@ describe("local extraction", () => {
     expect(memory!.type).toBe("fact")
   })
 
+  it("gives the verb after the rewritten first person its third-person form, but not in questions or with several subjects", () => {
+    const said = (content: string) => extractLocal({ content: `Caroline: ${content}`, eventTime: at })[0]!.text
+    expect(said("I really want to help, and I teach kids.")).toBe("Caroline really wants to help, and Caroline teaches kids.")
+    expect(said("I don't know yet and I haven't tried.")).toBe("Caroline doesn't know yet and Caroline hasn't tried.")
+    expect(said("I go out, I study and I watch films.")).toBe("Caroline goes out, Caroline studies and Caroline watches films.")
+    expect(said("I went hiking and I thought it was great. I can swim.")).toBe("Caroline went hiking and Caroline thought it was great. Caroline can swim.")
+    expect(said("Mel and I love camping. My kids and I paint.")).toBe("Mel and Caroline love camping. Caroline's kids and Caroline paint.")
+    expect(said("Where do I sign up for pottery?")).toBe("Where do Caroline sign up for pottery?")
+    expect(said("I really am proud of the painting.")).toBe("Caroline really is proud of the painting.")
+  })
+
   it("uses the caller's speaker when the content has no prefix, and keeps the prefix when nothing names the speaker", () => {
-    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("ana love hiking.")
+    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("ana loves hiking.")
     expect(extractLocal({ content: "Melanie: That pottery class sounds relaxing.", eventTime: at })[0]!.text)
       .toBe("Melanie: That pottery class sounds relaxing.")
   })
