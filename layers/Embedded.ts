@@ -33,19 +33,26 @@ export const pglite = (options: { readonly dataDir: string; readonly loadDataDir
     Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${options.dataDir}: ${e.message}` }))
   )
 
+/** `DATA_DIR=memory://`: the store lives in memory and goes with the process; nothing is written to disk. */
+const inMemory = (dataDir: string) => dataDir.startsWith("memory://")
+
+/** Where DATA_DIR's PGlite keeps its files (or `memory://`). */
+const storeDirectory = (dataDir: string) => inMemory(dataDir) ? dataDir : resolve(dataDir, "pglite")
+
 /** DATA_DIR's store, locked to this process. */
 export const Store = Layer.unwrapScoped(
   Effect.gen(function*() {
     const { dataDir } = yield* AppConfig
-    yield* lockDataDir(dataDir).pipe(Effect.mapError((e) => new StartupError({ message: e.message })))
-    const directory = resolve(dataDir, "pglite")
+    if (!inMemory(dataDir)) yield* lockDataDir(dataDir).pipe(Effect.mapError((e) => new StartupError({ message: e.message })))
+    const directory = storeDirectory(dataDir)
     // A first start copies the data directory `npm install` prepared (about 1.4 s) instead of running initdb (about 5 s).
     const template = existsSync(directory) ? undefined : installedTemplate(Migrations.MIGRATION_NAMES)
     return pglite({ dataDir: directory, loadDataDir: template })
   })
 )
 
-export const describeStore = Effect.map(AppConfig, (config) => `embedded PGlite at ${resolve(config.dataDir, "pglite")}`)
+export const describeStore = Effect.map(AppConfig, (config) =>
+  inMemory(config.dataDir) ? "embedded PGlite in memory" : `embedded PGlite at ${storeDirectory(config.dataDir)}`)
 
 /** Webhook delivery over HTTPS; secrets sealed with a key kept under DATA_DIR unless WEBHOOK_SECRET_KEY is set. */
 const Webhooks = Layer.merge(

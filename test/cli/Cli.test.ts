@@ -1,8 +1,28 @@
 /** The newcomer's path through the real executable: serve, bootstrap, keys, and loud start-up failures. */
+import { readdirSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { runEngram, startServer, TEST_WEBHOOK_KEY, withDataDir } from "../support/Process.ts"
+import { runEngram, signupWithKey, startServer, TEST_WEBHOOK_KEY, withDataDir } from "../support/Process.ts"
 
 describe("engram CLI on the embedded store", () => {
+  it("DATA_DIR=memory:// keeps the store in memory: it serves, and writes nothing where it runs", async () => {
+    await withDataDir(async (cwd) => {
+      const server = await startServer({ DATA_DIR: "memory://" }, { cwd })
+      try {
+        const key = await signupWithKey(server.url, "memory@example.test")
+        const recorded = await fetch(`${server.url}/v1/record`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ space_id: "scratch", content: "Ada keeps bees." })
+        })
+        expect(recorded.status).toBe(200)
+        expect(server.output()).toContain("embedded PGlite in memory")
+      } finally {
+        expect(await server.stop()).toBe(0)
+      }
+      expect(readdirSync(cwd)).toEqual([])
+    })
+  }, 120_000)
+
   it("bootstrap prints one JSON line whose key and session work on a server started afterwards", async () => {
     await withDataDir(async (dataDir) => {
       const boot = await runEngram(["bootstrap", "--org", "Acme", "--email", "ops@acme.example", "--password", "s3cret-pass"], {
