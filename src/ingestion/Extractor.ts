@@ -3,7 +3,7 @@
  * offline default; an LLM-backed extractor can replace it behind this Tag.
  */
 import { Context, Data, Effect, Layer } from "effect"
-import { type Entity, extractEntities } from "./Entities.ts"
+import { type Entity, entityKey, extractEntities } from "./Entities.ts"
 import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
 import { sentences } from "./Sentences.ts"
@@ -124,24 +124,45 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
   const body = assistant ? informativeAnswer(written) : written
   const speaker = prefixed ?? input.speaker ?? null
   const firstPerson = FIRST_PERSON.test(body)
-  const memories: Array<ExtractedMemory> = []
-  for (const piece of chunks(body)) {
-    if (!isInformative(piece)) continue
+  const pieces = chunks(body).filter(isInformative).map((piece) => {
     const dated = resolveRelativeDates(piece, input.eventTime)
     let text = speaker && !assistant ? resolveFirstPerson(dated.text, speaker) : dated.text
     if (prefixed && (assistant || !text.includes(prefixed))) text = `${prefixed}: ${text}`
-    memories.push({
-      text,
-      sourceText: prefixed ? `${prefixed}: ${piece}` : piece,
-      type: input.fromAgent === true && firstPerson ? "experience" : "fact",
-      entities: extractEntities(text, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
-      occurredStart: dated.start,
-      occurredEnd: dated.end,
-      speaker
-    })
-  }
+    return { piece, dated, text }
+  })
+  const entities = entitiesOfPieces(
+    pieces.map((p) => p.text),
+    prefixed,
+    [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]
+  )
+  const memories = pieces.map(({ dated, piece, text }, i): ExtractedMemory => ({
+    text,
+    sourceText: prefixed ? `${prefixed}: ${piece}` : piece,
+    type: input.fromAgent === true && firstPerson ? "experience" : "fact",
+    entities: entities[i]!,
+    occurredStart: dated.start,
+    occurredEnd: dated.end,
+    speaker
+  }))
   const topics = input.guidance === undefined ? [] : guidanceTopics(input.guidance)
   return memories.filter(keptByGuidance(topics))
+}
+
+/** Whether `text` names `name` as a whole word or phrase. */
+const names = (text: string, name: string) =>
+  new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, "u").test(text)
+
+/**
+ * The entities of each piece of one text. Long content is parsed once, its
+ * pieces together (compromise's tagging is most of extraction's cost, and
+ * each parse of a piece pays its own set-up); a piece gets the speaker and
+ * the entities its own words name.
+ */
+const entitiesOfPieces = (texts: ReadonlyArray<string>, speaker: string | null, exclude: ReadonlyArray<string>): Array<Array<Entity>> => {
+  if (texts.length <= 1) return texts.map((text) => extractEntities(text, speaker, exclude))
+  const all = extractEntities(texts.join(" "), speaker, exclude)
+  const spoken = speaker === null ? null : entityKey(speaker)
+  return texts.map((text) => all.filter((entity) => entityKey(entity.name) === spoken || names(text, entity.name)))
 }
 
 /** The local engine's `extract`: a queued group given to it exactly (not wrapped) is extracted on the worker thread (WritePreparation). */

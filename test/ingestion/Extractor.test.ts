@@ -83,6 +83,26 @@ describe("local extraction", () => {
     for (const sentence of sentences) expect(joined).toContain(sentence)
   })
 
+  it("gives each fact of long content the speaker and the entities its own words name", () => {
+    const first = "Yesterday I walked through Lisbon with Marta and we talked about tiles for a long time. " +
+      "The old quarter was full of music and the light on the river was lovely all afternoon. " +
+      "We stopped for custard tarts at a bakery near the cathedral and watched the trams go by."
+    const second = "Later I flew to Oslo to meet Henrik about the harbour project and its budget. " +
+      "The meeting ran long but we agreed on a plan for the spring and a visit in May. " +
+      "Afterwards I walked along the fjord until the evening ferry left for the islands."
+    const memories = extractLocal({ content: `Priya: ${first} ${second}`, eventTime: at })
+    expect(memories.length).toBeGreaterThan(1)
+    const naming = (name: string) => memories.filter((m) => m.text.includes(name))
+    for (const memory of memories) {
+      const found = memory.entities.map((e) => e.name)
+      expect(found).toContain("Priya")
+      for (const name of ["Lisbon", "Marta", "Oslo", "Henrik"]) {
+        expect(found.includes(name), `${name} in: ${memory.text}`).toBe(memory.text.includes(name))
+      }
+    }
+    expect(naming("Marta")).not.toEqual(naming("Henrik"))
+  })
+
   it("marks the agent's own first-person writes as experience", () => {
     expect(extractLocal({ content: "I retried the deploy and it passed.", eventTime: at, fromAgent: true })[0]!.type).toBe("experience")
     expect(extractLocal({ content: "The deploy passed.", eventTime: at, fromAgent: true })[0]!.type).toBe("fact")
