@@ -32,7 +32,7 @@ export const makePreparation = (deps: {
   /** The space's extraction settings as stored now. */
   readonly settings: Effect.Effect<ExtractionSettingsValues, ServiceUnavailable>
   readonly embedder: EmbedderShape
-  /** One extraction at a time per space, each started after recalls in progress, in a turn of its own. */
+  /** One extraction on this thread at a time per space, each started after recalls in progress, in a turn of its own. */
   readonly extracting: Effect.Semaphore
   readonly beforeHeavyWrite: Effect.Effect<void>
   /** The node's extraction worker, for the local engine's queued groups. */
@@ -61,7 +61,12 @@ export const makePreparation = (deps: {
    * The local engine, exactly as provided (not wrapped), extracts a queued
    * group on the node's extraction worker, so its CPU is the second core's
    * while this thread stores the group before; a model extractor (or a
-   * wrapped one) extracts here, item by item.
+   * wrapped one) extracts here, item by item. A group goes to the worker as
+   * soon as the drain asks (the worker takes groups one at a time, in the
+   * order sent), not once this thread has taken the worker's answer to the
+   * group before, which it does only between the statements of a store: the
+   * worker goes from one group to the next without waiting on this thread.
+   * `extracting` orders only the extractions made on this thread.
    */
   const offThread = extractor.extract === localExtract
 
@@ -78,8 +83,7 @@ export const makePreparation = (deps: {
           (outcomes) => outcomes.length === writes.length,
           (outcomes) => new ServiceUnavailable({ message: `the extraction worker answered ${outcomes.length} writes for ${writes.length}` })
         ),
-        Effect.map((outcomes) => outcomes.map((o) => (o.ok ? Either.right(o.memories) : Either.left(`extraction failed: ${o.message}`)))),
-        extracting.withPermits(1)
+        Effect.map((outcomes) => outcomes.map((o) => (o.ok ? Either.right(o.memories) : Either.left(`extraction failed: ${o.message}`))))
       )
       : Effect.forEach(writes, (write) => Effect.either(extract(write, settings)).pipe(Effect.map(Either.mapLeft((e) => e.message))))
 

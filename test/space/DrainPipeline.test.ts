@@ -7,7 +7,7 @@
  * again.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Deferred, Effect, Either, Fiber } from "effect"
 import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -148,6 +148,32 @@ describe("the drain's pipeline", () => {
       } finally {
         delete process.env.ENGRAM_TEST_EXTRACT_CRASH_MARKER
       }
+    }), 60_000)
+
+  it.live("the next group is sent to the worker while it still extracts the one before, so it never waits for this thread", () =>
+    Effect.gen(function*() {
+      const sent: Array<string> = []
+      // The worker's answer to the first group is held back until released.
+      const release = yield* Deferred.make<void>()
+      const thread: ExtractionThreadShape = {
+        extract: (items) =>
+          Effect.suspend(() => {
+            sent.push(items[0]!.content)
+            return Effect.zipRight(
+              sent.length === 1 ? Deferred.await(release) : Effect.void,
+              Effect.sync(() => items.map((i) => ({ ok: true as const, memories: extractLocal({ content: i.content, eventTime: i.eventTime }) })))
+            )
+          }),
+        running: () => true
+      }
+      const prepare = preparation(thread)
+      const first = yield* Effect.fork(prepare([item(0)], DEFAULT_EXTRACTION))
+      const second = yield* Effect.fork(prepare([item(1)], DEFAULT_EXTRACTION))
+      yield* Effect.sleep("100 millis")
+      expect(sent).toHaveLength(2)
+      yield* Deferred.succeed(release, undefined)
+      expect(Either.getOrThrow((yield* Fiber.join(first))[0]!).memories).toHaveLength(1)
+      expect(Either.getOrThrow((yield* Fiber.join(second))[0]!).memories).toHaveLength(1)
     }), 60_000)
 
   it.live("the worker starts on the first group and stops when the scope that holds it closes", () =>
