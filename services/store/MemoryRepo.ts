@@ -162,6 +162,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         if (query.document_id !== undefined) conditions.push(sql`document_id = ${query.document_id}`)
         // Array overlap: the form a GIN index on tags serves.
         if (query.tags !== undefined) conditions.push(sql`tags && ${[...query.tags]}::text[]`)
+        if (query.ids !== undefined) conditions.push(sql`id = ANY(${[...query.ids]}::text[])`)
         if (query.q !== undefined && query.q.trim() !== "") {
           conditions.push(sql`strpos(lower(text), ${query.q.trim().toLowerCase()}) > 0`)
         }

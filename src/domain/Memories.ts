@@ -198,12 +198,35 @@ export const TagFilter = Schema.transform(
   }
 )
 
+/** Memory ids a list may be narrowed to at most (one page of the list). */
+export const MAX_FILTER_IDS = 100
+
+/**
+ * A query string's id filter, `ids=mem_a,mem_b`: comma-separated, each id
+ * trimmed, empty pieces skipped. The list narrowed to these memories is how
+ * a caller reads memories it knows by id (there is no single-memory GET).
+ */
+export const IdFilter = Schema.transform(
+  SafeString.pipe(Schema.maxLength(MAX_FILTER_IDS * 257)),
+  Schema.Array(SafeString.pipe(Schema.minLength(1), Schema.maxLength(256))).pipe(
+    Schema.minItems(1, { message: () => "must name at least one memory id" }),
+    Schema.maxItems(MAX_FILTER_IDS, { message: () => `must name at most ${MAX_FILTER_IDS} memory ids` })
+  ),
+  {
+    strict: true,
+    decode: (s) => s.split(",").map((id) => id.trim()).filter((id) => id !== ""),
+    encode: (ids) => ids.join(",")
+  }
+)
+
 export const MemoryListQuery = Schema.Struct({
   ...Page(100, 1000).fields,
   q: Schema.optional(SafeString.pipe(Schema.maxLength(10_000))),
   type: Schema.optional(MemoryType),
   /** Memories carrying any of these tags. */
   tags: Schema.optional(TagFilter),
+  /** Only these memories (by id). */
+  ids: Schema.optional(IdFilter),
   state: Schema.optional(Schema.Literal("active", "retired", "all")),
   user_id: Schema.optional(ScopeId),
   agent_id: Schema.optional(ScopeId),

@@ -49,11 +49,6 @@ export class MemoryApi extends HttpApiGroup.make("memories")
       .addSuccess(MemoryList)
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/spaces/:space_id/memories/:memory_id")
-      .setPath(MemoryPath)
-      .addSuccess(MemoryItem)
-  )
-  .add(
     HttpApiEndpoint.patch("patch", "/v1/spaces/:space_id/memories/:memory_id")
       .setPath(MemoryPath)
       .setPayload(PatchMemoryRequest)

@@ -66,7 +66,6 @@ export const MemoryHandlers = HttpApiBuilder.group(EngramApi, "memories", (handl
           ? new NoFields({ message: "send at least one field to change: text, context, metadata, tags or state" })
           : Effect.flatMap(Principal, (p) => memories.patch(p, path.space_id, path.memory_id, payload)))
       .handle("delete", ({ path }) => Effect.flatMap(Principal, (p) => memories.forget(p, path.space_id, path.memory_id)))
-      .handle("get", ({ path }) => Effect.flatMap(Principal, (p) => memories.get(p, path.space_id, path.memory_id)))
       .handle("history", ({ path }) => Effect.flatMap(Principal, (p) => memories.history(p, path.space_id, path.memory_id)))
       .handle("retrieve", ({ payload }) => Effect.flatMap(Principal, (p) => memories.retrieve(p, payload)))
       .handle("search", ({ payload }) =>

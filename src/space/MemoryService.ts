@@ -299,15 +299,6 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(new NotFound({ message: `memory ${memoryId} not found` })))
         ),
 
-      /** One memory as the list shows it, whatever its state. */
-      get: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
-        Effect.gen(function*() {
-          const ref = yield* spaces.access(principal, spaceId, "read")
-          const found = yield* memories.find(ref, memoryId)
-          if (Option.isNone(found)) return yield* new NotFound({ message: `memory ${memoryId} not found` })
-          return listItem(found.value)
-        }),
-
       history: (principal: PrincipalShape, spaceId: string, memoryId: string) =>
         Effect.gen(function*() {
           const ref = yield* spaces.access(principal, spaceId, "read")

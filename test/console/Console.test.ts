@@ -141,13 +141,14 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator(".history li", { hasText: "edited" }).waitFor())
       expect(yield* ui(() => page.locator(".history li", { hasText: "edited" }).innerText())).toContain("in March 2024. (active)")
       yield* check(page, "memory")
-      const afterEdit = yield* call("GET", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: owner.token })
-      expect(afterEdit.body.text).toBe("Priya adopted a grey cat named Miso in March 2024; Miso is shy.")
+      const byId = `/v1/spaces/${spaceId}/memories?ids=${memoryId}&state=all&prefer_observations=false`
+      const afterEdit = yield* call("GET", byId, { token: owner.token })
+      expect(afterEdit.body.items[0].text).toBe("Priya adopted a grey cat named Miso in March 2024; Miso is shy.")
 
       // Retire it: recall no longer returns it, and it is listed under the retired state.
       yield* ui(() => page.getByRole("button", { name: "Retire" }).click())
       yield* ui(() => page.getByRole("button", { name: "Restore" }).waitFor())
-      expect((yield* call("GET", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: owner.token })).body.state).toBe("retired")
+      expect((yield* call("GET", byId, { token: owner.token })).body.items[0].state).toBe("retired")
       const recall = yield* call("POST", "/v1/retrieve", { token: owner.token, json: { space_id: spaceId, query: "Priya cat Miso" } })
       expect(recall.body.results.map((r: { memory_id: string }) => r.memory_id)).not.toContain(memoryId)
 

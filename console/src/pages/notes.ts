@@ -1,7 +1,7 @@
 import { api, list, num, str, strings } from "../api.ts"
 import { field, formatDate, h, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
-import { spaceBase, spaceHeader } from "./spaceNav.ts"
+import { memoriesById, spaceBase, spaceHeader } from "./spaceNav.ts"
 
 /** What consolidation writes (docs/consolidation.md), and what each is built from. */
 const LAYERS: ReadonlyArray<{ readonly type: string; readonly label: string; readonly sources: string }> = [
@@ -36,11 +36,13 @@ const sources = (spaceId: string, ids: ReadonlyArray<string>, word: string) => {
   details.addEventListener("toggle", () => {
     if (read || !(details instanceof HTMLDetailsElement) || !details.open) return
     read = true
-    void Promise.all(items.map(async ({ id, item, link }) => {
-      const memory = await api("GET", `${spaceBase(spaceId)}/memories/${encodeURIComponent(id)}`)
-      link.textContent = str(memory, "text")
-      item.append(h("small", {}, ` ${str(memory, "type")}, ${formatDate(str(memory, "date"))}${str(memory, "state") === "retired" ? ", retired" : ""}`))
-    })).then(() => {
+    void memoriesById(spaceId, ids).then((found) => {
+      for (const { id, item, link } of items) {
+        const memory = found.get(id)
+        if (memory === undefined) continue
+        link.textContent = str(memory, "text")
+        item.append(h("small", {}, ` ${str(memory, "type")}, ${formatDate(str(memory, "date"))}${str(memory, "state") === "retired" ? ", retired" : ""}`))
+      }
       details.dataset.read = "true"
     }, failed)
   })

@@ -1,7 +1,7 @@
 import { api, ApiError, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
 import { announce, field, formatDate, h, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
-import { spaceHeader } from "./spaceNav.ts"
+import { memoriesById, spaceHeader } from "./spaceNav.ts"
 
 const TYPES = ["", "fact", "note", "experience", "summary"]
 const STATES = ["active", "retired", "all"]
@@ -23,7 +23,9 @@ const select = (name: string, options: ReadonlyArray<string>, chosen: string, em
 /** One memory opened: its text to edit, retire or restore, and its history. */
 const detail = async (spaceId: string, memoryId: string, refresh: () => void) => {
   const base = `/v1/spaces/${encodeURIComponent(spaceId)}/memories/${encodeURIComponent(memoryId)}`
-  const [memory, history] = await Promise.all([api("GET", base), api("GET", `${base}/history`)])
+  const [found, history] = await Promise.all([memoriesById(spaceId, [memoryId]), api("GET", `${base}/history`)])
+  const memory = found.get(memoryId)
+  if (memory === undefined) throw new ApiError(404, "not_found", `memory ${memoryId} not found`)
   const retired = str(memory, "state") === "retired"
   const text = h("textarea", { name: "text", rows: 3 }, str(memory, "text"))
   const form = h("form", { "aria-label": "Edit the memory" }, field("Text", text), h("button", { type: "submit" }, "Save"))

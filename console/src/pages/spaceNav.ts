@@ -1,3 +1,4 @@
+import { api, list, str } from "../api.ts"
 import { h } from "../dom.ts"
 
 export const SPACE_TABS: ReadonlyArray<readonly [string, string]> = [
@@ -16,3 +17,13 @@ export const spaceHeader = (spaceId: string, current: string) => {
 }
 
 export const spaceBase = (spaceId: string) => `/v1/spaces/${encodeURIComponent(spaceId)}`
+
+/**
+ * Memories read by id, whatever their state or layer, through the list's `ids` filter (the API has no
+ * single-memory GET): by id, those the space still has.
+ */
+export const memoriesById = async (spaceId: string, ids: ReadonlyArray<string>): Promise<ReadonlyMap<string, unknown>> => {
+  const params = new URLSearchParams({ ids: ids.join(","), state: "all", prefer_observations: "false", limit: String(ids.length) })
+  const answer = await api("GET", `${spaceBase(spaceId)}/memories?${params}`)
+  return new Map(list(answer, "items").map((memory) => [str(memory, "id"), memory]))
+}
