@@ -3,6 +3,7 @@
  * is about (subject), whether it is the agent's own experience, and its
  * content terms (stemmed, stopwords and the subject's own name left out).
  */
+import { eventLabel } from "../domain/EventLabel.ts"
 import type { Memory } from "../domain/Memory.ts"
 import { splitSpeaker } from "../ingestion/Speaker.ts"
 import { terms, words } from "../retrieval/Text.ts"
@@ -23,6 +24,8 @@ export interface FactView {
   readonly entities: ReadonlySet<string>
   /** When what it says happened. */
   readonly time: number
+  /** That time as the fact knows it: a day, a month, a year or a range of days ("2022", not "1 January 2022"). */
+  readonly when: string
 }
 
 /** The speaker of "Name: ..." content, else the user the memory was written for. */
@@ -74,6 +77,7 @@ const readView = (memory: Memory): FactView => {
     entities: new Set(
       memory.entities.map((e) => e.name.toLowerCase()).filter((name) => subject === null || name !== subject.toLowerCase())
     ),
-    time: (memory.occurredStart ?? memory.eventTime).getTime()
+    time: (memory.occurredStart ?? memory.eventTime).getTime(),
+    when: eventLabel(memory.occurredStart ?? memory.eventTime, memory.occurredStart === null ? null : memory.occurredEnd)
   }
 }

@@ -10,7 +10,7 @@ import { LanguageModels } from "../models/LanguageModels.ts"
 import { PHRASES } from "./Attributes.ts"
 import { ConsolidationFailure, Consolidator, type ConsolidatorShape } from "./Consolidator.ts"
 import type { GroupPlan } from "./Planner.ts"
-import { dateLabel, distinct } from "./Synthesis.ts"
+import { distinct } from "./Synthesis.ts"
 
 export const NoteAnswer = Schema.Struct({ text: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(4000)) })
 const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(NoteAnswer), { errors: "first" })
@@ -36,7 +36,7 @@ export const prompt = (group: GroupPlan) =>
     `Subject: ${group.subject ?? "unknown"}.`
   ].join("\n")
 
-const facts = (group: GroupPlan) => distinct(group.facts).map((fact) => `- (${dateLabel(fact.time)}) ${fact.memory.text}`).join("\n")
+const facts = (group: GroupPlan) => distinct(group.facts).map((fact) => `- (${fact.when}) ${fact.memory.text}`).join("\n")
 
 const MAX_TOKENS = 1024
 

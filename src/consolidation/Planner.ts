@@ -41,7 +41,7 @@ const statedBy = (memory: Memory) => {
 
 export interface Change {
   readonly attribute: AttributeValue["name"]
-  readonly values: ReadonlyArray<{ readonly value: string; readonly time: number; readonly fact: MemoryId }>
+  readonly values: ReadonlyArray<{ readonly value: string; readonly time: number; readonly when: string; readonly fact: MemoryId }>
 }
 
 export interface GroupPlan {
@@ -299,7 +299,7 @@ export function* planGroupsInSlices(
     const change = group.change
     const values = change === null ? [] : group.facts.flatMap((fact) => {
       const value = attributesOfFact(fact).find((a) => a.name === change.attribute)
-      return value ? [{ value: value.value, time: fact.time, fact: fact.memory.id }] : []
+      return value ? [{ value: value.value, time: fact.time, when: fact.when, fact: fact.memory.id }] : []
     })
     planned.push({
       id: group.id,

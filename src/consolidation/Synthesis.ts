@@ -9,13 +9,6 @@ import type { Memory } from "../domain/Memory.ts"
 import { PHRASES, type AttributeValue } from "./Attributes.ts"
 import type { FactView } from "./Facts.ts"
 
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-
-export const dateLabel = (time: number) => {
-  const d = new Date(time)
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`
-}
-
 const normalised = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim()
 
 const jaccard = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
@@ -46,7 +39,7 @@ const sentence = (fact: FactView) => {
 /** A note from its facts, about its subject (named once), each fact dated, in the order they happened. */
 export const noteText = (facts: ReadonlyArray<FactView>) => {
   const subject = facts[0]?.subject
-  const body = distinct(facts).map((fact) => `(${dateLabel(fact.time)}) ${sentence(fact)}`).join(" ")
+  const body = distinct(facts).map((fact) => `(${fact.when}) ${sentence(fact)}`).join(" ")
   return subject ? `${subject}: ${body}` : body
 }
 
@@ -54,19 +47,19 @@ export const noteText = (facts: ReadonlyArray<FactView>) => {
 export const changeText = (
   subject: string,
   attribute: AttributeValue["name"],
-  values: ReadonlyArray<{ readonly value: string; readonly time: number }>
+  values: ReadonlyArray<{ readonly value: string; readonly time: number; readonly when: string }>
 ) => {
   const newestFirst = [...values].sort((a, b) => b.time - a.time)
   const [current, ...before] = newestFirst
-  const earlier = before.map((v) => `${v.value} (${dateLabel(v.time)})`).join(", then before that ")
-  return `${subject} ${PHRASES[attribute]} ${current!.value}, since ${dateLabel(current!.time)}.` +
+  const earlier = before.map((v) => `${v.value} (${v.when})`).join(", then before that ")
+  return `${subject} ${PHRASES[attribute]} ${current!.value}, since ${current!.when}.` +
     (before.length > 0 ? ` Before that: ${earlier}.` : "")
 }
 
 const FIRST_WORDS = 14
 
 const gist = (note: Memory) => {
-  const withoutDate = note.text.replace(/^\(\d{1,2} \w+ \d{4}\)\s*/, "")
+  const withoutDate = note.text.replace(/^\([^()]{1,40}\)\s*/, "")
   const words = withoutDate.split(/\s+/)
   return words.length <= FIRST_WORDS ? withoutDate.replace(/[.!?…]+$/, "") : `${words.slice(0, FIRST_WORDS).join(" ")}…`
 }

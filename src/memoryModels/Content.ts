@@ -7,6 +7,7 @@
  * date, best first, while the whole fits in max_tokens. A catalog model
  * writes prose from a prompt built here, and must finish within max_tokens.
  */
+import { eventIso } from "../domain/EventLabel.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
 import { terms } from "../retrieval/Text.ts"
 import { describeDisposition } from "../reason/Prompt.ts"
@@ -17,6 +18,7 @@ export interface Source {
   readonly content: string
   readonly memory_type: string
   readonly occurred_start: string | null
+  readonly occurred_end: string | null
   readonly created_at: string
   readonly relevance_score: number | null
 }
@@ -27,9 +29,13 @@ export const NOTHING_YET = "_No memories answer this yet._"
 /** A recalled memory counts when it shares a telling word with the question or ranks close to the best. */
 const NEAR_BEST = 0.5
 
-const day = (iso: string) => iso.slice(0, 10)
+/** When a memory's event happened, as precisely as the memory knows it (ISO 8601: a day, a month, a year or an interval). */
+const when = (source: Source) =>
+  source.occurred_start === null
+    ? eventIso(new Date(source.created_at), null)
+    : eventIso(new Date(source.occurred_start), source.occurred_end === null ? null : new Date(source.occurred_end))
 
-export const line = (source: Source) => `- ${source.content.replace(/\s*\n\s*/g, " ").trim()} (${day(source.occurred_start ?? source.created_at)})`
+export const line = (source: Source) => `- ${source.content.replace(/\s*\n\s*/g, " ").trim()} (${when(source)})`
 
 /**
  * The question's telling words: among three or more recalled memories, those
@@ -108,7 +114,7 @@ export const memoryBlock = (sources: ReadonlyArray<Source>, budget: number) => {
   const kept: Array<Source> = []
   let block = ""
   for (const source of sources) {
-    const next = `${block === "" ? "" : `${block}\n`}${kept.length + 1}. (${day(source.occurred_start ?? source.created_at)}) ${
+    const next = `${block === "" ? "" : `${block}\n`}${kept.length + 1}. (${when(source)}) ${
       source.content.replace(/\s*\n\s*/g, " ").trim()
     }`
     if (estimateTokens(next) > budget) break

@@ -56,6 +56,25 @@ describe("consolidation planner", () => {
     )
   })
 
+  it("cites each fact's date as precisely as the fact knows it, never a day it did not say", () => {
+    const march = fact("Nina: Nina started marathon training in March 2024.", "2024-04-02", {
+      occurredStart: new Date("2024-03-01T00:00:00Z"),
+      occurredEnd: new Date("2024-03-31T23:59:59.999Z")
+    })
+    const year = fact("Nina: Nina ran a first marathon training plan in 2023.", "2024-04-03", {
+      occurredStart: new Date("2023-01-01T00:00:00Z"),
+      occurredEnd: new Date("2023-12-31T23:59:59.999Z")
+    })
+    const day = fact("Nina: Marathon training reached thirty kilometres.", "2024-07-08")
+    const plan = planGroups([march, year, day], [march.id, year.id, day.id], newId)
+    expect(plan.groups).toHaveLength(1)
+    const text = offlineText(plan.groups[0]!)
+    expect(text).toContain("(2023) ")
+    expect(text).toContain("(March 2024) ")
+    expect(text).toContain("(8 July 2024) ")
+    expect(text).not.toMatch(/1 (January|March)/)
+  })
+
   it("never groups facts of different subjects or scopes, nor pleasantries", () => {
     const a = fact("Nina: I started marathon training.", "2024-07-01")
     const b = fact("Omar: I started marathon training.", "2024-07-02")

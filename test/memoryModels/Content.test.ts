@@ -1,0 +1,28 @@
+/** The local engine's memory-model lines and the prompt block: each memory dated as precisely as it knows its time. */
+import { describe, expect, it } from "vitest"
+import { line, memoryBlock, type Source } from "../../src/memoryModels/Content.ts"
+
+const source = (content: string, start: string | null, end: string | null): Source => ({
+  memory_id: `mem_${content.length}`,
+  content,
+  memory_type: "fact",
+  occurred_start: start,
+  occurred_end: end,
+  created_at: "2024-06-20T09:00:00.000Z",
+  relevance_score: 0.5
+})
+
+describe("memory model lines", () => {
+  it("a day, a month, a year or a range, never a day the memory did not name", () => {
+    expect(line(source("Zara took a pottery class in March 2024.", "2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z")))
+      .toBe("- Zara took a pottery class in March 2024. (2024-03)")
+    expect(line(source("Zara moved in 2022.", "2022-01-01T00:00:00.000Z", "2022-12-31T23:59:59.999Z"))).toBe("- Zara moved in 2022. (2022)")
+    expect(line(source("Zara baked bread.", "2024-05-04T08:00:00.000Z", "2024-05-04T08:00:00.000Z"))).toBe("- Zara baked bread. (2024-05-04)")
+    expect(line(source("Zara hiked in the week before 20 June 2024.", "2024-06-10T00:00:00.000Z", "2024-06-20T00:00:00.000Z")))
+      .toBe("- Zara hiked in the week before 20 June 2024. (2024-06-10/2024-06-19)")
+    // No event time: the record time's day.
+    expect(line(source("Zara likes tea.", null, null))).toBe("- Zara likes tea. (2024-06-20)")
+    expect(memoryBlock([source("Zara moved in 2022.", "2022-01-01T00:00:00.000Z", "2022-12-31T23:59:59.999Z")], 100).block)
+      .toBe("1. (2022) Zara moved in 2022.")
+  })
+})
