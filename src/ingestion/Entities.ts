@@ -43,7 +43,7 @@ const commonWords = new Map<string, boolean>()
 
 /**
  * Whether compromise knows the word rather than guessing its tag from its ending ("Sigrid" an adjective, as
- * "rigid"; "Tilly" an adverb, as "silly"). An interjection ("hmm") is sure enough, and so is an adverb made of a
+ * "rigid"; "Tilly" an adverb, as "silly"). An interjection ("hmm") is sure enough, and so is an adverb made of an
  * adjective it knows ("Honestly": "honest").
  */
 const knownWord = (parsed: ReturnType<ReturnType<typeof nlp>>, word: string) => {
