@@ -23,7 +23,11 @@ export const spaceBase = (spaceId: string) => `/v1/spaces/${encodeURIComponent(s
  * single-memory GET): by id, those the space still has.
  */
 export const memoriesById = async (spaceId: string, ids: ReadonlyArray<string>): Promise<ReadonlyMap<string, unknown>> => {
-  const params = new URLSearchParams({ ids: ids.join(","), state: "all", prefer_observations: "false", limit: String(ids.length) })
-  const answer = await api("GET", `${spaceBase(spaceId)}/memories?${params}`)
-  return new Map(list(answer, "items").map((memory) => [str(memory, "id"), memory]))
+  // The filter takes 100 ids a call (a summary can list more notes than that).
+  const chunks = Array.from({ length: Math.ceil(ids.length / 100) }, (_, i) => ids.slice(i * 100, i * 100 + 100))
+  const answers = await Promise.all(chunks.map((chunk) => {
+    const params = new URLSearchParams({ ids: chunk.join(","), state: "all", prefer_observations: "false", limit: String(chunk.length) })
+    return api("GET", `${spaceBase(spaceId)}/memories?${params}`)
+  }))
+  return new Map(answers.flatMap((answer) => list(answer, "items")).map((memory) => [str(memory, "id"), memory]))
 }
