@@ -50,7 +50,13 @@ const thirdPerson = (verb: string) => {
   return `${verb}s`
 }
 
-const SUBJECT_I = new RegExp(String.raw`\bI((?:\s+(?:${ADVERBS.join("|")}))*)\s+([a-z]+?(?:n['’]t)?)\b`, "g")
+/** Verbs that end in "-ly", which an adverb's ending would otherwise claim ("I rely", "I apply"). */
+const LY_VERBS = "apply|reply|supply|rely|imply|multiply|comply|bully|rally|tally|ally|fly|sully|dally"
+
+/** Between "I" and its verb: the adverbs above, and any other word in "-ly" that is no verb ("I nearly", "I quickly"). */
+const ADVERB = String.raw`(?:${ADVERBS.join("|")}|(?!(?:${LY_VERBS})\b)[a-z]{2,}ly)`
+
+const SUBJECT_I = new RegExp(String.raw`\bI((?:\s+${ADVERB})*)\s+([a-z]+?(?:n['’]t)?)\b`, "g")
 
 /**
  * First person -> the speaker, conservatively; second person is left alone.

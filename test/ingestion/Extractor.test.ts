@@ -33,6 +33,8 @@ describe("local extraction", () => {
     expect(said("Mel and I love camping. My kids and I paint.")).toBe("Mel and Caroline love camping. Caroline's kids and Caroline paint.")
     expect(said("Where do I sign up for pottery?")).toBe("Where do Caroline sign up for pottery?")
     expect(said("I really am proud of the painting.")).toBe("Caroline really is proud of the painting.")
+    // Any "-ly" word between is an adverb, unless it is a verb of its own.
+    expect(said("I nearly cried, and I rely on friends.")).toBe("Caroline nearly cried, and Caroline relies on friends.")
   })
 
   it("uses the caller's speaker when the content has no prefix, and keeps the prefix when nothing names the speaker", () => {
