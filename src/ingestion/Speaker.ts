@@ -15,7 +15,7 @@ const possessive = (name: string) => (name.endsWith("s") ? `${name}'` : `${name}
 const ADVERBS = ("really just also still always never often usually actually totally definitely even sometimes only truly " +
   "absolutely certainly honestly mostly finally recently already seriously genuinely probably personally kinda sorta rarely " +
   "hardly barely generally normally sincerely constantly currently especially literally simply basically obviously too " +
-  "now then sure def").split(" ")
+  "now then sure def first once later soon ever all both each alone together").split(" ")
 
 /** Past forms of irregular verbs, and verbs whose past is their present: no present-tense ending is added to them. */
 const NO_ENDING = new Set(("went got saw made took had did was were came felt found thought knew gave told said left bought " +
@@ -23,7 +23,16 @@ const NO_ENDING = new Set(("went got saw made took had did was were came felt fo
   "forgot understood won lost spent sent built taught caught fought held led meant paid slept stood sat sold lit fed hung dug " +
   "stuck struck swung shook tore wore hid bit slid spun sank stole froze rose forgave overcame undertook withdrew sought " +
   "read put set cut hit let hurt quit cost spread shut beat burst cast fit split upset used " +
-  "can could will would shall should may might must ought gotta gonna").split(" "))
+  "learnt spelt dreamt burnt leapt knelt smelt spilt spoilt lent bent wept crept swept " +
+  "can could will would shall should may might must ought gotta gonna has is does").split(" "))
+
+/** Verbs whose present ends in "-eed", which would otherwise read as a past ("I need", not "I agreed"). */
+const EED_PRESENT = new Set("need feed bleed breed exceed proceed succeed speed heed seed weed".split(" "))
+
+/** A past or modal form, or one already in the third person: it takes no ending ("retook" as "took"). */
+const takesNoEnding = (verb: string) =>
+  NO_ENDING.has(verb) || NO_ENDING.has(verb.replace(/^(?:re|over|under|mis|out|un|fore|with)/, "")) ||
+  (verb.endsWith("ed") && !EED_PRESENT.has(verb))
 
 /** Before "I", a question ("do I", "can I") or a subject of several ("Mel and I", "my kids and I"): the verb keeps its form. */
 const QUESTION_BEFORE = /\b(?:do|does|did|can|could|will|would|shall|should|may|might|must|am|are|is|have|has|had|was|were)\s+$/i
@@ -43,7 +52,7 @@ const thirdPerson = (verb: string) => {
   if (verb === "am") return "is"
   if (verb === "have") return "has"
   if (verb === "wanna") return "wants to"
-  if (NO_ENDING.has(verb) || verb.endsWith("ed")) return verb
+  if (takesNoEnding(verb)) return verb
   for (const [ending, replacement] of ENDINGS) {
     if (ending.test(verb)) return replacement === "ies" ? `${verb.slice(0, -1)}ies` : `${verb}${replacement}`
   }

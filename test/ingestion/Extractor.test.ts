@@ -35,6 +35,8 @@ describe("local extraction", () => {
     expect(said("I really am proud of the painting.")).toBe("Caroline really is proud of the painting.")
     // Any "-ly" word between is an adverb, unless it is a verb of its own.
     expect(said("I nearly cried, and I rely on friends.")).toBe("Caroline nearly cried, and Caroline relies on friends.")
+    expect(said("I need a break. I first met Mel there, I retook the class and I learnt a lot."))
+      .toBe("Caroline needs a break. Caroline first met Mel there, Caroline retook the class and Caroline learnt a lot.")
   })
 
   it("uses the caller's speaker when the content has no prefix, and keeps the prefix when nothing names the speaker", () => {
