@@ -7,7 +7,7 @@ import { sentences } from "../ingestion/Sentences.ts"
 import { isStopword, words } from "../retrieval/Text.ts"
 
 /** Words that say nothing of the world by themselves: greetings, thanks, exclamations, agreement. */
-const PLEASANTRY = new Set(
+export const PLEASANTRY: ReadonlySet<string> = new Set(
   ("thanks thank thx ty wow awesome amazing great cool nice lovely glad happy hey hi hello bye yeah yes yep sure totally " +
     "absolutely definitely agree agreed love sounds fun congrats congratulations appreciate appreciated means lot kind words " +
     "really super so much good wonderful fantastic incredible beautiful gorgeous hope hear keep up stay safe take care " +

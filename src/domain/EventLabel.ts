@@ -72,3 +72,26 @@ export const eventIso = (start: Date, end: Date | null): string => {
       return startOfDay(span.from) === startOfDay(span.to) ? isoDay(span.from) : `${isoDay(span.from)}/${isoDay(span.to)}`
   }
 }
+
+/** One end of a span in words, as precise as it is: a year's first or last instant is the year, a month's the month. */
+const endLabel = (at: Date, side: "start" | "end") => {
+  const t = at.getTime()
+  const y = at.getUTCFullYear()
+  const m = at.getUTCMonth()
+  if (side === "start" ? t === Date.UTC(y, 0, 1) : t === Date.UTC(y + 1, 0, 1) - 1) return String(y)
+  if (side === "start" ? t === Date.UTC(y, m, 1) : t === Date.UTC(y, m + 1, 1) - 1) return `${MONTHS[m]} ${y}`
+  return day(at)
+}
+
+/**
+ * The span of several memories' events in words, each end as precise as the
+ * memory it comes from: "2020 – 20 October 2023", "May – October 2023"; one
+ * label when both ends read the same.
+ */
+export const spanLabel = (start: Date, end: Date): string => {
+  const from = endLabel(start, "start")
+  const to = endLabel(end, "end")
+  if (from === to) return from
+  const sameYear = / (\d{4})$/.exec(from)?.[1]
+  return sameYear !== undefined && to.endsWith(` ${sameYear}`) ? `${from.slice(0, -5)} – ${to}` : `${from} – ${to}`
+}

@@ -13,7 +13,8 @@ import type { EntityRef, Memory } from "../domain/Memory.ts"
 import { type Consolidator, ConsolidationFailure } from "../consolidation/Consolidator.ts"
 import { subjectOf } from "../consolidation/Facts.ts"
 import { type GroupPlan, planGroupsInSlices, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
-import { summaryText } from "../consolidation/Synthesis.ts"
+import { noteWords, summaryText } from "../consolidation/Synthesis.ts"
+import { words } from "../retrieval/Text.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { Synthesis } from "../../services/store/ConsolidationRepo.ts"
@@ -67,10 +68,25 @@ const noteOf = (group: GroupPlan, text: string): Omit<Synthesis, "embedding" | "
   }
 }
 
-const summaryOf = (plan: SummaryPlan): Omit<Synthesis, "embedding" | "embedder"> => ({
+/**
+ * What a summary's topics read from the space's notes: who the notes are by
+ * (a conversation names its other speaker everywhere, so names are left out)
+ * and how telling each word is (the rarer among the notes, the more).
+ */
+const topicWeights = (notes: ReadonlyArray<{ readonly memory: Memory; readonly subject: string | null }>) => {
+  const names = new Set(notes.flatMap((n) => (n.subject === null ? [] : words(n.subject))))
+  const df = new Map<string, number>()
+  for (const { memory } of notes) for (const word of new Set(noteWords(memory).map((w) => w.word))) df.set(word, (df.get(word) ?? 0) + 1)
+  return { names, weightOf: (word: string) => Math.log(1 + notes.length / (df.get(word) ?? 1)) }
+}
+
+const summaryOf = (
+  plan: SummaryPlan,
+  topics: { readonly names: ReadonlySet<string>; readonly weightOf: (word: string) => number }
+): Omit<Synthesis, "embedding" | "embedder"> => ({
   id: plan.id,
   type: "summary",
-  text: summaryText(plan.about, plan.notes),
+  text: summaryText(plan.about, plan.notes, topics.names, topics.weightOf),
   entities: uniqueEntities(plan.notes, 12),
   metadata: { summary_of: plan.key },
   tags: [],
@@ -168,7 +184,8 @@ export const makeConsolidation = (deps: {
         afterRun.push({ memory, subject: group.subject })
       }
       const summaries = planSummaries(afterRun, snapshot.filter((m) => m.type === "summary" && m.state === "active"), newId)
-      const summaryNotes = new Map(summaries.write.map((plan) => [plan.id, summaryOf(plan)]))
+      const topics = summaries.write.length > 0 ? topicWeights(afterRun) : undefined
+      const summaryNotes = new Map(summaries.write.map((plan) => [plan.id, summaryOf(plan, topics!)]))
 
       const written = [...notes.values(), ...summaryNotes.values()]
       const vectors = yield* embedAll(written.map((s) => s.text))

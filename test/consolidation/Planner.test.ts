@@ -4,6 +4,7 @@ import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { Memory } from "../../src/domain/Memory.ts"
 import { offlineText } from "../../src/consolidation/Consolidator.ts"
 import { planGroups, planSummaries } from "../../src/consolidation/Planner.ts"
+import { summaryText } from "../../src/consolidation/Synthesis.ts"
 
 let counter = 0
 const fact = (text: string, date: string, extra: Partial<Memory> = {}): Memory => {
@@ -86,3 +87,34 @@ describe("consolidation planner", () => {
 })
 
 void planSummaries
+
+describe("summaries", () => {
+  const note = (text: string, start: string, end: string, subject = "Gina") =>
+    fact(`${subject}: ${text}`, end, { type: "note", occurredStart: new Date(start), occurredEnd: new Date(end) })
+
+  it("name each of a few notes by its first words", () => {
+    const notes = [note("(3 May 2024) Gina opened a clothing store.", "2024-05-03T00:00:00Z", "2024-05-03T12:00:00Z"),
+      note("(9 May 2024) Gina joined a dance studio.", "2024-05-09T00:00:00Z", "2024-05-09T12:00:00Z")]
+    expect(summaryText("Gina", notes)).toBe("Gina, across 2 notes: Gina: (3 May 2024) Gina opened a clothing store; Gina: (9 May 2024) Gina joined a dance studio.")
+  })
+
+  it("say what many notes are mostly about, and when, in a few words taken from them", () => {
+    const topics = [
+      "the clothing store had online orders", "the clothing store got a new logo", "the dance studio hired a teacher",
+      "the online store made a first sale", "the dance studio opened on Sundays", "Jon came to the dance studio",
+      "the clothing store ran a summer sale", "Gina's store made a lookbook", "the dance studio held a recital", "Jon wants a studio tour"
+    ]
+    const notes = topics.map((t, i) =>
+      note(`(${i + 1} June 2023) Gina says ${t}, and it made things going well.`, `2023-06-${String(i + 1).padStart(2, "0")}T00:00:00Z`,
+        `2023-06-${String(i + 1).padStart(2, "0")}T12:00:00Z`))
+    notes.push(note("(2022) Gina moved to the city in 2022.", "2022-01-01T00:00:00Z", "2022-12-31T23:59:59.999Z"))
+    const text = summaryText("Gina", notes, new Set(["jon"]))
+    expect(text.startsWith("Gina, across 11 notes (2022 – 10 June 2023), most about ")).toBe(true)
+    // The words that come back, with in how many notes; not the subject, not who the notes are by, not generic words.
+    expect(text).toContain("store (5)")
+    expect(text).toContain("studio (5)")
+    expect(text).toContain("dance (4)")
+    for (const absent of ["Gina (", "Jon", "made", "going", "says", "things"]) expect(text).not.toContain(absent)
+    expect(text.length).toBeLessThan(200)
+  })
+})
