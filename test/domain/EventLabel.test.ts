@@ -1,6 +1,6 @@
 /** Event times as syntheses cite them: as precise as the memory is, in words and in ISO 8601. */
 import { describe, expect, it } from "vitest"
-import { eventIso, eventLabel } from "../../src/domain/EventLabel.ts"
+import { eventIso, eventLabel, spanLabel } from "../../src/domain/EventLabel.ts"
 import { resolveRelativeDates } from "../../src/ingestion/RelativeDates.ts"
 
 const at = new Date("2023-05-08T13:56:00Z")
@@ -27,5 +27,13 @@ describe("event labels", () => {
     // An instant, or an end before the start, is a day.
     expect(eventLabel(d("2024-06-10T08:30:00Z"), null)).toBe("10 June 2024")
     expect(eventLabel(d("2024-06-10T08:30:00Z"), d("2024-06-01T00:00:00Z"))).toBe("10 June 2024")
+  })
+
+  it("a span of several memories: each end as precise as its memory", () => {
+    const d = (iso: string) => new Date(iso)
+    expect(spanLabel(d("2020-01-01T00:00:00Z"), d("2023-10-20T15:00:00Z"))).toBe("2020 – 20 October 2023")
+    expect(spanLabel(d("2023-05-01T00:00:00Z"), d("2023-10-31T23:59:59.999Z"))).toBe("May – October 2023")
+    expect(spanLabel(d("2023-01-20T10:00:00Z"), d("2023-07-23T10:00:00Z"))).toBe("20 January – 23 July 2023")
+    expect(spanLabel(d("2022-01-01T00:00:00Z"), d("2022-12-31T23:59:59.999Z"))).toBe("2022")
   })
 })
