@@ -74,6 +74,34 @@ const isCommonWord = (name: string) => {
   return common
 }
 
+/** Answers of `isCommonNoun` by lower-cased word. */
+const commonNouns = new Map<string, boolean>()
+
+/** A word compromise knows as a common noun and never as a name ("way", "summer"; not "grace", "paris"). */
+const isCommonNoun = (word: string) => {
+  let common = commonNouns.get(word)
+  if (common === undefined) {
+    const parsed = nlp()(word)
+    common = parsed.confidence() >= 1 && parsed.has("#Noun") && !parsed.has("(#ProperNoun|#Person|#Place|#Organization)")
+    if (commonNouns.size >= 10_000) commonNouns.clear()
+    commonNouns.set(word, common)
+  }
+  return common
+}
+
+/**
+ * A one-word "proper noun" that is a common noun capitalised only because it
+ * opens a sentence ("Way to go, John!"): every time the text has it, it
+ * stands first in the text or after a sentence's end or a speaker's colon.
+ */
+const commonNounOpener = (name: string, text: string) => {
+  if (/\s/.test(name) || !isCommonNoun(name.toLowerCase())) return false
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  const anywhere = text.match(new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "gu"))?.length ?? 0
+  const opening = text.match(new RegExp(`(?:^|[.!?:…]["')\\]]*\\s+)${escaped}(?![\\p{L}\\p{N}])`, "gu"))?.length ?? 0
+  return anywhere > 0 && opening === anywhere
+}
+
 /** compromise's `out("array")`, typed. */
 const strings = (out: unknown): Array<string> =>
   Array.isArray(out) ? out.filter((s): s is string => typeof s === "string") : []
@@ -101,7 +129,7 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
       if (cleaned.length < 2 || /^(I|Me|My)$/i.test(cleaned)) continue
       const key = entityKey(cleaned)
       if (key.length < 2 || excluded.has(key) || found.has(key)) continue
-      if (kind === "thing" && isCommonWord(cleaned)) continue
+      if (kind === "thing" && (isCommonWord(cleaned) || commonNounOpener(cleaned, text))) continue
       if (CALENDAR.has(key)) continue
       found.set(key, { name: cleaned, kind })
     }

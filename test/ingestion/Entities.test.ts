@@ -31,6 +31,9 @@ describe("entities", () => {
     // After a speaker's name the opener is no longer first in the text; it is still a common word.
     expect(extractEntities("Caroline: Thanks, Mel. It was fun! Our trip was cool. OK, BTW we saw Oliver.", "Caroline").map((e) => e.name))
       .toEqual(["Caroline", "Mel", "Oliver"])
+    // A common noun that only ever opens a sentence is no name; a name that opens one still is.
+    expect(extractEntities("Maria: Way to go, John! Things are good.", "Maria").map((e) => e.name)).toEqual(["Maria", "John"])
+    expect(names("Grace came over. Paris was lovely.")).toEqual(expect.arrayContaining(["Grace", "Paris"]))
     expect(names("In January Nate bought a Tesla.")).toEqual(expect.arrayContaining(["Nate", "Tesla"]))
     expect(names("In January Nate bought a Tesla.")).not.toContain("January")
     // Acronyms and multi-word names stay.
