@@ -13,8 +13,12 @@
  * items are no longer at the head of the queue (the group before failed to
  * store, or its items changed) is dropped and its items read and prepared
  * again, so nothing is stored twice, out of order, or lost.
+ *
+ * The fibers preparing groups ahead run in the scope the drain is made in
+ * (the entity's): when the entity stops, a group still being prepared is
+ * interrupted with it, never left running behind it.
  */
-import { Cause, Clock, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, Option, type Scope } from "effect"
 import type { InternalError, ServiceUnavailable } from "../domain/Errors.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
@@ -38,76 +42,78 @@ export const makeDrain = (deps: {
     items: ReadonlyArray<QueuedItem>,
     settings: ExtractionSettingsValues
   ) => Effect.Effect<ReadonlyArray<PreparedItem>, ServiceUnavailable>
-}) => {
-  const { jobs, prepareGroup, settings, space, writer } = deps
+}): Effect.Effect<{ readonly step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { jobs, prepareGroup, settings, space, writer } = deps
+    const scope = yield* Effect.scope
 
-  /** The group after the one being stored, being prepared. */
-  let ahead: { readonly items: ReadonlyArray<QueuedItem>; readonly prepared: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable> } | undefined
+    /** The group after the one being stored, being prepared. */
+    let ahead: { readonly items: ReadonlyArray<QueuedItem>; readonly prepared: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable> } | undefined
 
-  const dropAhead = Effect.suspend(() => {
-    const held = ahead
-    ahead = undefined
-    return held === undefined ? Effect.void : Fiber.interrupt(held.prepared)
-  })
-
-  /** Whether the prepared items are still, exactly, the first queued ones. */
-  const atHead = (items: ReadonlyArray<QueuedItem>, queued: ReadonlyArray<QueuedItem>) =>
-    items.length <= queued.length && items.every((item, i) => item.jobId === queued[i]!.jobId && item.position === queued[i]!.position)
-
-  /** Stores a prepared group; if the store refuses it, each item on its own, and an item refused alone fails. */
-  const store = (
-    items: ReadonlyArray<QueuedItem>,
-    prepared: ReadonlyArray<PreparedItem>
-  ): Effect.Effect<void, ServiceUnavailable | InternalError> =>
-    Effect.gen(function*() {
-      const exit = yield* Effect.exit(writer.storeQueued(items, prepared))
-      if (Exit.isSuccess(exit)) return
-      const failure = Cause.failureOption(exit.cause)
-      const refused = Option.isSome(failure) && failure.value._tag === "InternalError"
-      if (!refused) return yield* exit
-      if (items.length === 1) {
-        return yield* writer.failQueued(items, "the store refused this item; the error was logged")
-      }
-      for (const [i, item] of items.entries()) yield* store([item], [prepared[i]!])
+    const dropAhead = Effect.suspend(() => {
+      const held = ahead
+      ahead = undefined
+      return held === undefined ? Effect.void : Fiber.interrupt(held.prepared)
     })
 
-  const step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> = Effect.gen(function*() {
-    // This group and the next: the next is prepared while this one is stored.
-    const queued = yield* jobs.nextQueued(space, 2 * QUEUED_GROUP_SIZE)
-    const held = ahead
-    ahead = undefined
-    if (queued.length === 0) {
-      if (held !== undefined) yield* Fiber.interrupt(held.prepared)
-      return { more: false, lagMs: 0 }
-    }
-    const now = yield* Clock.currentTimeMillis
-    // Settings are read here, never while a group's transaction holds the store.
-    const values = yield* settings
-    let group: ReadonlyArray<QueuedItem>
-    let preparing: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable>
-    if (held !== undefined && atHead(held.items, queued)) {
-      group = held.items
-      preparing = held.prepared
-    } else {
-      if (held !== undefined) yield* Fiber.interrupt(held.prepared)
-      group = queued.slice(0, QUEUED_GROUP_SIZE)
-      preparing = yield* Effect.forkDaemon(prepareGroup(group, values))
-    }
-    // The next group goes to the worker right behind this one, to be ready by the time this one is stored.
-    const next = queued.slice(group.length, group.length + QUEUED_GROUP_SIZE)
-    if (next.length > 0) ahead = { items: next, prepared: yield* Effect.forkDaemon(prepareGroup(next, values)) }
-    const prepared = yield* Fiber.join(preparing).pipe(
-      Effect.onInterrupt(() => Fiber.interrupt(preparing)),
-      Effect.onError(() => dropAhead)
-    )
-    // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
-    yield* Effect.onError(store(group, prepared), () => dropAhead)
-    yield* yieldToIo
-    return { more: true, lagMs: now - Math.min(...group.map((item) => item.queuedAt.getTime())) }
-  }).pipe(
-    Effect.onInterrupt(() => dropAhead),
-    Effect.annotateSpans({ space_id: space.spaceId })
-  )
+    /** Whether the prepared items are still, exactly, the first queued ones. */
+    const atHead = (items: ReadonlyArray<QueuedItem>, queued: ReadonlyArray<QueuedItem>) =>
+      items.length <= queued.length && items.every((item, i) => item.jobId === queued[i]!.jobId && item.position === queued[i]!.position)
 
-  return { step }
-}
+    /** Stores a prepared group; if the store refuses it, each item on its own, and an item refused alone fails. */
+    const store = (
+      items: ReadonlyArray<QueuedItem>,
+      prepared: ReadonlyArray<PreparedItem>
+    ): Effect.Effect<void, ServiceUnavailable | InternalError> =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(writer.storeQueued(items, prepared))
+        if (Exit.isSuccess(exit)) return
+        const failure = Cause.failureOption(exit.cause)
+        const refused = Option.isSome(failure) && failure.value._tag === "InternalError"
+        if (!refused) return yield* exit
+        if (items.length === 1) {
+          return yield* writer.failQueued(items, "the store refused this item; the error was logged")
+        }
+        for (const [i, item] of items.entries()) yield* store([item], [prepared[i]!])
+      })
+
+    const step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> = Effect.gen(function*() {
+      // This group and the next: the next is prepared while this one is stored.
+      const queued = yield* jobs.nextQueued(space, 2 * QUEUED_GROUP_SIZE)
+      const held = ahead
+      ahead = undefined
+      if (queued.length === 0) {
+        if (held !== undefined) yield* Fiber.interrupt(held.prepared)
+        return { more: false, lagMs: 0 }
+      }
+      const now = yield* Clock.currentTimeMillis
+      // Settings are read here, never while a group's transaction holds the store.
+      const values = yield* settings
+      let group: ReadonlyArray<QueuedItem>
+      let preparing: Fiber.RuntimeFiber<ReadonlyArray<PreparedItem>, ServiceUnavailable>
+      if (held !== undefined && atHead(held.items, queued)) {
+        group = held.items
+        preparing = held.prepared
+      } else {
+        if (held !== undefined) yield* Fiber.interrupt(held.prepared)
+        group = queued.slice(0, QUEUED_GROUP_SIZE)
+        preparing = yield* Effect.forkIn(prepareGroup(group, values), scope)
+      }
+      // The next group goes to the worker right behind this one, to be ready by the time this one is stored.
+      const next = queued.slice(group.length, group.length + QUEUED_GROUP_SIZE)
+      if (next.length > 0) ahead = { items: next, prepared: yield* Effect.forkIn(prepareGroup(next, values), scope) }
+      const prepared = yield* Fiber.join(preparing).pipe(
+        Effect.onInterrupt(() => Fiber.interrupt(preparing)),
+        Effect.onError(() => dropAhead)
+      )
+      // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
+      yield* Effect.onError(store(group, prepared), () => dropAhead)
+      yield* yieldToIo
+      return { more: true, lagMs: now - Math.min(...group.map((item) => item.queuedAt.getTime())) }
+    }).pipe(
+      Effect.onInterrupt(() => dropAhead),
+      Effect.annotateSpans({ space_id: space.spaceId })
+    )
+
+    return { step }
+  })

@@ -148,7 +148,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     }
   })
   const recall = makeRecall({ space, state, embedder })
-  const drain = makeDrain({ space, jobs, writer, settings: preparation.settings, prepareGroup: preparation.prepareGroupWith })
+  const drain = yield* makeDrain({ space, jobs, writer, settings: preparation.settings, prepareGroup: preparation.prepareGroupWith })
 
   const wake = yield* Queue.sliding<void>(1)
   // A space deleted meanwhile has nothing left to drain (its jobs went with it).

@@ -107,7 +107,7 @@ describe("the drain's pipeline", () => {
         store.events.push(`prepare ${key(items[0]!)}`)
         return preparation(thread)(items, settings)
       }
-      const drain = makeDrain({ space, jobs: store.jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
+      const drain = yield* makeDrain({ space, jobs: store.jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
       const failures = yield* drainAll(drain.step)
 
       expect(failures).toBe(1)
@@ -133,7 +133,7 @@ describe("the drain's pipeline", () => {
       const thread = yield* ExtractionThread.scoped(new URL("../support/crashing-extract-worker.mjs", import.meta.url))
       try {
         const store = fakeStore(60, new Set())
-        const drain = makeDrain({
+        const drain = yield* makeDrain({
           space,
           jobs: store.jobs,
           writer: store.writer,
@@ -174,6 +174,25 @@ describe("the drain's pipeline", () => {
       yield* Deferred.succeed(release, undefined)
       expect(Either.getOrThrow((yield* Fiber.join(first))[0]!).memories).toHaveLength(1)
       expect(Either.getOrThrow((yield* Fiber.join(second))[0]!).memories).toHaveLength(1)
+    }), 60_000)
+
+  it.live("a group still being prepared ahead is interrupted when the scope the drain was made in closes", () =>
+    Effect.gen(function*() {
+      const store = fakeStore(100, new Set())
+      const interrupted = yield* Deferred.make<void>()
+      const prepareGroup = (items: ReadonlyArray<QueuedItem>) =>
+        items[0]!.position === 0 && items[0]!.jobId === "job_0"
+          ? Effect.succeed(items.map((): PreparedItem => Either.left("not needed here")))
+          // The group after the first never finishes preparing.
+          : Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const drain = yield* makeDrain({ space, jobs: store.jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
+        const first = yield* drain.step
+        expect(first.more).toBe(true)
+        expect(store.stored).toHaveLength(50)
+      }))
+      // Closing the scope interrupted the fiber preparing items 50-99, rather than leaving it running.
+      yield* Deferred.await(interrupted).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "the group ahead was left running" }))
     }), 60_000)
 
   it.live("the worker starts on the first group and stops when the scope that holds it closes", () =>
