@@ -53,7 +53,7 @@ export const compact = (target: string) => {
 }
 
 /** The compacted file for `cacheDir`: its own, else the one `npm install` made, else made now (once per models directory). */
-const compactedFile = (cacheDir: string) => {
+export const compactedFile = (cacheDir: string) => {
   mkdirSync(cacheDir, { recursive: true })
   const own = join(cacheDir, FILE)
   const file = existsSync(own) ? own : installedGlove() ?? own
@@ -84,9 +84,9 @@ export const GLOVE_ID = "glove-sg-100d-sif@1"
 
 /**
  * The word vectors without loading them: the file is found or made and its
- * header checked now; its 80 MB are read on the first `load()` (the first
- * write or recall), so a restarted node answers /health sooner and holds
- * less while idle.
+ * header checked now; its vocabulary is read on the first `load()` (the
+ * first write or recall) and each word's row when that word is first met, so
+ * a node never holds the 80 MB matrix.
  */
 export const openGlove = (cacheDir: string) => {
   const file = compactedFile(cacheDir)
@@ -97,25 +97,43 @@ export const openGlove = (cacheDir: string) => {
 
 export const loadGlove = async (cacheDir: string): Promise<Glove> => openGlove(cacheDir).load()
 
+/** One reader per file in a process: its descriptor stays open, and its rows read are shared by every embedder over it. */
+const readers = new Map<string, Glove>()
+
+/**
+ * The vectors of a compacted file, read a row at a time as words are first
+ * asked for, and kept: a process only ever asks for its corpus's words, a
+ * few thousand rows where the whole matrix is 80 MB of resident memory. The
+ * vocabulary (a few MB) is read at once. The values are the file's, as a whole
+ * read would give them.
+ */
 const readGlove = (file: string): Glove => {
-  const bytes = readFileSync(file)
-  const dims = bytes.readUInt32LE(4)
-  const count = bytes.readUInt32LE(8)
-  const vocabularyLength = bytes.readUInt32LE(12)
-  const rows = makeWordIndex(bytes.subarray(16, 16 + vocabularyLength).toString("utf8"))
+  const known = readers.get(file)
+  if (known !== undefined) return known
+  const { count, dims, vocabularyLength } = readHeader(file)
+  const fd = openSync(file, "r")
+  const vocabulary = Buffer.alloc(vocabularyLength)
+  readSync(fd, vocabulary, 0, vocabularyLength, 16)
+  const rows = makeWordIndex(vocabulary.toString("utf8"))
   const offset = 16 + vocabularyLength + ((4 - (vocabularyLength % 4)) % 4)
-  // A view, not a copy, when the file's bytes are 4-byte aligned in memory (a file this size is read into its own buffer).
-  const start = bytes.byteOffset + offset
-  const matrix = start % 4 === 0
-    ? new Float32Array(bytes.buffer, start, count * dims)
-    : new Float32Array(bytes.buffer.slice(start, start + count * dims * 4))
+  const rowBytes = dims * 4
   // Zipf estimate of a word's probability from its frequency rank, for SIF weights.
   const harmonic = Math.log(count) + 0.5772
   const weight = (row: number) => SIF_A / (SIF_A + 1 / ((row + 1) * harmonic))
-  // Unit word vectors are built on first use and kept: a process only ever asks for its corpus's words.
+  const rawVectors = new Map<number, Float32Array>()
+  const raw = (row: number) => {
+    let vector = rawVectors.get(row)
+    if (vector === undefined) {
+      vector = new Float32Array(dims)
+      const read = readSync(fd, new Uint8Array(vector.buffer), 0, rowBytes, offset + row * rowBytes)
+      if (read !== rowBytes) throw new Error(`${file}: row ${row} is cut short (${read} of ${rowBytes} bytes)`)
+      rawVectors.set(row, vector)
+    }
+    return vector
+  }
   const unitVectors = new Map<number, Float32Array>()
 
-  return {
+  const glove: Glove = {
     id: GLOVE_ID,
     dimensions: dims,
     embed: (text) => {
@@ -124,8 +142,8 @@ const readGlove = (file: string): Glove => {
         const row = rows.get(token)
         if (row === undefined) continue
         const w = weight(row)
-        const base = row * dims
-        for (let d = 0; d < dims; d++) vector[d]! += w * matrix[base + d]!
+        const values = raw(row)
+        for (let d = 0; d < dims; d++) vector[d]! += w * values[d]!
       }
       return normalize(vector)
     },
@@ -133,8 +151,10 @@ const readGlove = (file: string): Glove => {
       const row = rows.get(word)
       if (row === undefined) return undefined
       let unit = unitVectors.get(row)
-      if (!unit) unitVectors.set(row, (unit = normalize(matrix.slice(row * dims, (row + 1) * dims))))
+      if (!unit) unitVectors.set(row, (unit = normalize(raw(row).slice())))
       return unit
     }
   }
+  readers.set(file, glove)
+  return glove
 }
