@@ -1,8 +1,8 @@
 /** Anthropic's messages API: `{base_url}/messages` with `x-api-key`, streamed or whole. */
 import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Effect, Option, Redacted, Stream } from "effect"
+import { Either, Option, Redacted, Schema, Stream } from "effect"
 import type { ModelSpec } from "./Catalog.ts"
-import { failure, makeHttpProvider } from "./HttpProvider.ts"
+import { decodeBody, failure, makeHttpProvider } from "./HttpProvider.ts"
 import { type ChatRequest, estimateTokens, type StopReason, type StreamPart, UpstreamError } from "./Provider.ts"
 import { sseEvents } from "./Sse.ts"
 
@@ -18,7 +18,40 @@ const body = (spec: ModelSpec, request: ChatRequest, stream: boolean) => ({
   stream
 })
 
-const stopOf = (reason: unknown): StopReason => (reason === "max_tokens" ? "length" : "stop")
+const stopOf = (reason: string | null | undefined): StopReason => (reason === "max_tokens" ? "length" : "stop")
+
+/** What is read of a message: fields a provider may leave out are optional, others ignored. */
+const Usage = Schema.Struct({
+  input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  output_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+})
+const StopReasonField = Schema.optional(Schema.NullOr(Schema.String))
+const Answer = Schema.Struct({
+  content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })),
+  stop_reason: StopReasonField,
+  usage: Schema.optional(Schema.NullOr(Usage))
+})
+/**
+ * The streamed events read (Anthropic's documented types); any other type
+ * (ping, content_block_start, content_block_stop, message_stop, and types
+ * added later) only has to be an object with a `type`.
+ */
+const StreamEvent = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("error"), error: Schema.Unknown }),
+  Schema.Struct({ type: Schema.Literal("message_start"), message: Schema.Struct({ usage: Schema.optional(Schema.NullOr(Usage)) }) }),
+  Schema.Struct({
+    type: Schema.Literal("content_block_delta"),
+    delta: Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })
+  }),
+  Schema.Struct({
+    type: Schema.Literal("message_delta"),
+    delta: Schema.Struct({ stop_reason: StopReasonField }),
+    usage: Schema.optional(Schema.NullOr(Usage))
+  }),
+  Schema.Struct({
+    type: Schema.String.pipe(Schema.filter((type) => !["error", "message_start", "content_block_delta", "message_delta"].includes(type)))
+  })
+)
 
 const post = (spec: ModelSpec, payload: unknown) =>
   HttpClientRequest.post(`${spec.baseUrl}/messages`).pipe(
@@ -32,29 +65,32 @@ const streamParts = (spec: ModelSpec, request: ChatRequest, response: HttpClient
   let output: number | undefined
   let stop: StopReason = "stop"
   let produced = ""
-  const parse = (data: string): Array<StreamPart> => {
-    const event = JSON.parse(data) as any
-    switch (event?.type) {
-      case "error":
-        throw new UpstreamError({ message: `${spec.id}: ${JSON.stringify(event.error)}`, status: undefined, retryable: false })
-      case "message_start":
-        input = event.message?.usage?.input_tokens ?? input
-        return []
-      case "content_block_delta":
-        if (event.delta?.type !== "text_delta" || typeof event.delta.text !== "string") return []
-        produced += event.delta.text
-        return [{ _tag: "Delta", text: event.delta.text }]
-      case "message_delta":
-        if (event.delta?.stop_reason) stop = stopOf(event.delta.stop_reason)
-        output = event.usage?.output_tokens ?? output
-        return []
-      default:
-        return []
-    }
-  }
-  const parts = sseEvents(response.stream).pipe(
-    Stream.mapConcatEffect((event) => Effect.try({ try: () => parse(event.data), catch: failure(spec) }))
-  )
+  const eventOf = decodeBody(spec, StreamEvent, "a streamed event").text
+  const parse = (data: string): Either.Either<Array<StreamPart>, UpstreamError> =>
+    Either.flatMap(eventOf(data), (event) => {
+      if (!("type" in event)) return Either.right([])
+      switch (event.type) {
+        case "error":
+          if (!("error" in event)) return Either.right([])
+          return Either.left(new UpstreamError({ message: `${spec.id}: ${JSON.stringify(event.error)}`, status: undefined, retryable: false }))
+        case "message_start":
+          if ("message" in event) input = event.message.usage?.input_tokens ?? input
+          return Either.right([])
+        case "content_block_delta":
+          if (!("delta" in event) || !("type" in event.delta) || event.delta.type !== "text_delta" || event.delta.text === undefined) {
+            return Either.right([])
+          }
+          produced += event.delta.text
+          return Either.right([{ _tag: "Delta", text: event.delta.text }])
+        case "message_delta":
+          if ("delta" in event && "stop_reason" in event.delta && event.delta.stop_reason) stop = stopOf(event.delta.stop_reason)
+          if ("usage" in event) output = event.usage?.output_tokens ?? output
+          return Either.right([])
+        default:
+          return Either.right([])
+      }
+    })
+  const parts = sseEvents(response.stream).pipe(Stream.mapError(failure(spec)), Stream.mapConcatEffect((event) => parse(event.data)))
   const done = Stream.sync((): StreamPart => ({
     _tag: "Done",
     stopReason: stop,
@@ -65,18 +101,17 @@ const streamParts = (spec: ModelSpec, request: ChatRequest, response: HttpClient
 
 export const make = makeHttpProvider({
   request: (spec, request, stream) => post(spec, body(spec, request, stream)),
-  completion: (json, request) => {
-    const text = Array.isArray(json?.content)
-      ? json.content.filter((b: any) => b?.type === "text").map((b: any) => String(b.text)).join("")
-      : ""
-    return {
-      text,
-      stopReason: stopOf(json?.stop_reason),
-      usage: {
-        input_tokens: json?.usage?.input_tokens ?? estimateTokens(request.system),
-        output_tokens: json?.usage?.output_tokens ?? estimateTokens(text)
+  completion: (spec, json, request) =>
+    Either.map(decodeBody(spec, Answer, "a message").value(json), (answer) => {
+      const text = answer.content.flatMap((block) => (block.type === "text" && block.text !== undefined ? [block.text] : [])).join("")
+      return {
+        text,
+        stopReason: stopOf(answer.stop_reason),
+        usage: {
+          input_tokens: answer.usage?.input_tokens ?? estimateTokens(request.system),
+          output_tokens: answer.usage?.output_tokens ?? estimateTokens(text)
+        }
       }
-    }
-  },
+    }),
   parts: streamParts
 })

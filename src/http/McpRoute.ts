@@ -6,7 +6,7 @@
  * allowed (DNS rebinding); a 401 points at the protected resource metadata.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import { Effect, Either, FiberRef, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BadRequest, Forbidden } from "../domain/Errors.ts"
 import { ACCESS_TOKEN_PREFIX } from "../domain/OAuth.ts"
@@ -31,15 +31,15 @@ const toWebRequest = (request: HttpServerRequest.HttpServerRequest, body: string
   return new Request(url, { method: request.method, headers, body })
 }
 
+const decodeRefusal = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ error: Schema.Struct({ message: Schema.String }) })))
+
 /** The transport's refusals (406, 415, 400 unparseable JSON-RPC, 413) keep their message inside the envelope. */
 const transportFailure = (status: number, text: string) => {
-  let message = "the MCP request was refused"
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } }
-    if (typeof parsed.error?.message === "string") message = parsed.error.message
-  } catch {
-    // not JSON: keep the generic message
-  }
+  // A JSON-RPC error's message when the body is one; otherwise a generic message.
+  const message = Either.match(decodeRefusal(text), {
+    onLeft: () => "the MCP request was refused",
+    onRight: (refusal) => refusal.error.message
+  })
   const code = status === 406 ? "not_acceptable" : defaultCode(status)
   return HttpServerResponse.unsafeJson({ code, message }, { status })
 }

@@ -4,7 +4,7 @@
  * Authenticator and fail with the same tagged errors, rendered as the envelope.
  */
 import { HttpApiSchema, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Option, Schema } from "effect"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { Authenticator } from "../identity/Authenticator.ts"
 import { Metering } from "../metering/Metering.ts"
@@ -13,8 +13,8 @@ import { Metering } from "../metering/Metering.ts"
 export const errorResponse = (error: unknown) => {
   const e = error as { code?: unknown; message?: unknown; constructor?: { ast?: unknown } }
   if (typeof e?.code === "string" && typeof e.message === "string") {
-    const ast = (e.constructor as { ast?: any } | undefined)?.ast
-    const status = ast === undefined ? 500 : HttpApiSchema.getStatusErrorAST(ast)
+    const schema: unknown = e.constructor
+    const status = Schema.isSchema(schema) ? HttpApiSchema.getStatusErrorAST(schema.ast) : 500
     return HttpServerResponse.unsafeJson({ code: e.code, message: e.message }, { status })
   }
   return HttpServerResponse.unsafeJson({ code: "internal_error", message: "internal error" }, { status: 500 })

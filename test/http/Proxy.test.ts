@@ -422,6 +422,44 @@ eachProfile("proxy with the official clients", (it) => {
       expect(items.filter((m) => m.metadata?.source === "proxy")).toEqual([])
     }))
 
+  it.effect("an upstream answering a body of the wrong shape is an error naming it, in both wire formats, never an empty answer", () =>
+    Effect.gen(function*() {
+      const { key, openai, spaceId } = yield* setup
+      const chat = (model: string, extra: Record<string, unknown> = {}) =>
+        call("POST", "/v1/chat/completions", {
+          token: key,
+          headers: { "x-svc-space-id": spaceId, "x-svc-auto-record": "false" },
+          json: { model, messages: [{ role: "user", content: "MALFORMED please" }], ...extra }
+        })
+      for (const model of ["echo", "claude-echo"]) {
+        const before = upstream.bodies.length
+        const whole = yield* chat(model)
+        expect(whole.status).toBe(503)
+        expect(whole.body.error.code).toBe("model_unavailable")
+        expect(whole.body.error.message).toContain("cannot read")
+        // The provider answered: a body it will send again is not retried.
+        expect(upstream.bodies.length - before).toBe(1)
+
+        // Streamed: the first word arrives, then the chunk whose text is a number ends the stream with an error.
+        let streamed = ""
+        const failure = yield* Effect.promise(async () => {
+          const stream = await openai({ "X-Svc-Auto-Record": "false" }).chat.completions.create({
+            model,
+            stream: true,
+            messages: [{ role: "user", content: "MALFORMED please" }]
+          })
+          try {
+            for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? ""
+            return "no error"
+          } catch (error) {
+            return String(error)
+          }
+        })
+        expect(streamed).toBe("first")
+        expect(failure).toContain("cannot read")
+      }
+    }))
+
   it.effect("retries a failing upstream with backoff; a model's requests_per_minute answers model_throttled", () =>
     Effect.gen(function*() {
       const { key, spaceId } = yield* setup

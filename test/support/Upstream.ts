@@ -3,8 +3,10 @@
  * the tests cannot reach): `/v1/chat/completions`, whole or streamed, that
  * records every body it is sent. The last user message steers it:
  * `FAIL 503` / `FAIL 429` answer that status, `FLAKY <word>` answers 503 the
- * first time it sees that word, `SLOW` streams one word every 100 ms;
- * anything else is echoed back as `echo: <message>`.
+ * first time it sees that word, `SLOW` streams one word every 100 ms,
+ * `MALFORMED` answers 200 with a body of the wrong shape (whole: no list of
+ * choices or content blocks; streamed: a first word, then a chunk or event
+ * whose text is a number); anything else is echoed back as `echo: <message>`.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -41,6 +43,7 @@ export const startUpstream = async (): Promise<Upstream> => {
         return
       }
       const words = `echo: ${said}`.split(" ").map((w, i) => (i === 0 ? w : ` ${w}`))
+      if (said.includes("MALFORMED")) return malformedAnswer(req.url?.endsWith("/messages") === true, body, res)
       if (req.url?.endsWith("/messages")) return anthropicAnswer(req.headers, body, words, res)
       const usage = { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length }
       if (!body.stream) {
@@ -139,4 +142,27 @@ const anthropicAnswer = (headers: Record<string, unknown>, body: any, words: Arr
   send("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: words.length } })
   send("message_stop", {})
   res.end()
+}
+
+/** A 200 whose body is of the wrong shape, in either wire format: what a misbehaving endpoint or proxy might send. */
+const malformedAnswer = (anthropic: boolean, body: any, res: import("node:http").ServerResponse) => {
+  if (!body.stream) {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(
+      anthropic ? { id: "msg_up", type: "message", content: "not a list of blocks" } : { id: "up-1", object: "chat.completion", choices: "none" }
+    ))
+    return
+  }
+  res.writeHead(200, { "content-type": "text/event-stream" })
+  if (anthropic) {
+    const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+    send("message_start", { message: { id: "msg_up", usage: { input_tokens: 13, output_tokens: 0 } } })
+    send("content_block_delta", { index: 0, delta: { type: "text_delta", text: "first" } })
+    send("content_block_delta", { index: 0, delta: { type: "text_delta", text: 42 } })
+    send("message_stop", {})
+    res.end()
+    return
+  }
+  res.write(`data: ${JSON.stringify({ id: "up-1", choices: [{ index: 0, delta: { content: "first" }, finish_reason: null }] })}\n\n`)
+  res.write(`data: ${JSON.stringify({ id: "up-1", choices: [{ index: 0, delta: { content: 42 }, finish_reason: null }] })}\n\n`)
+  res.end("data: [DONE]\n\n")
 }
