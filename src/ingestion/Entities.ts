@@ -114,6 +114,23 @@ const trimCalendar = (name: string) => {
   return words.join(" ")
 }
 
+/** Lower-case words that belong inside a name ("Vincent van Gogh", "Leonardo da Vinci"). */
+const PARTICLES = new Set("van von de da del della di du la le den der ter ten bin ibn al el".split(" "))
+
+/**
+ * A name without the common words compromise read into it at either end:
+ * "sister Anjali" is Anjali, "Dr. Lee" stays (capitalised), "Apple iPhone"
+ * stays (a word with a capital inside is part of a name).
+ */
+const trimCommonEnds = (name: string) => {
+  const words = name.split(/\s+/)
+  if (!words.some((word) => /^\p{Lu}/u.test(word))) return name
+  const common = (word: string) => /^\p{Ll}+$/u.test(word) && !PARTICLES.has(word)
+  while (words.length > 1 && common(words[0]!)) words.shift()
+  while (words.length > 1 && common(words[words.length - 1]!)) words.pop()
+  return words.join(" ")
+}
+
 /**
  * The entities of a text. `speaker` (a name written before the turn, as in
  * "Caroline: ...") is one of them; scope ids (`exclude`: the write's
@@ -125,7 +142,7 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
   const add = (raw: string, kind: EntityKind) => {
     // A run of proper nouns across punctuation ("Awesome, Jon") is several names, or none.
     for (const part of raw.split(/[,;:!?()"“”]+/)) {
-      const cleaned = trimCalendar(clean(part))
+      const cleaned = trimCommonEnds(trimCalendar(clean(part)))
       if (cleaned.length < 2 || /^(I|Me|My)$/i.test(cleaned)) continue
       const key = entityKey(cleaned)
       if (key.length < 2 || excluded.has(key) || found.has(key)) continue

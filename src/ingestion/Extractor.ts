@@ -103,7 +103,9 @@ export const extractVerbatim = (input: ExtractionInput): Array<ExtractedMemory> 
     text: input.content,
     sourceText: input.content,
     type: input.fromAgent === true && FIRST_PERSON.test(body) ? "experience" : "fact",
-    entities: extractEntities(input.content, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
+    entities: prefixed !== null && isAssistantSpeaker(prefixed)
+      ? extractEntities(input.content, null, [...(input.scopeIds ?? []), prefixed])
+      : extractEntities(input.content, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
     occurredStart: dated.start,
     occurredEnd: dated.end,
     speaker
@@ -130,10 +132,11 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
     if (prefixed && (assistant || !text.includes(prefixed))) text = `${prefixed}: ${text}`
     return { piece, dated, text }
   })
+  // An assistant's label ("Assistant") names no one in the user's world: never an entity.
   const entities = entitiesOfPieces(
     pieces.map((p) => p.text),
-    prefixed,
-    [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]
+    assistant ? null : prefixed,
+    [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : []), ...(assistant && prefixed ? [prefixed] : [])]
   )
   const memories = pieces.map(({ dated, piece, text }, i): ExtractedMemory => ({
     text,

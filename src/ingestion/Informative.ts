@@ -32,6 +32,10 @@ const I_AM = String.raw`(?:I'm|I am)`
 const MISSING = String.raw`(?:memor(?:y|ies)|information|info|knowledge|data|idea|clue|details|context|records?|recollection|` +
   String.raw`access|way|answers?|opinions?|feelings|preferences)`
 const AI = String.raw`(?:AI language model|AI assistant|AI model|language model|AI|assistant)`
+/** A word of praise, alone or before what it praises ("a great idea"): a reaction that says nothing of its own. */
+const REACTION = String.raw`(?:exciting|great|amazing|awesome|wonderful|fun|lovely|nice|fantastic|cool|interesting|incredible|perfect|good|` +
+  String.raw`brilliant|beautiful|delightful|terrific|thrilling|fascinating|impressive|neat|sweet|smart|clever|fabulous|excellent|` +
+  String.raw`marvell?ous|splendid|exciting)(?: (?:idea|plan|news|trip|time|choice|question|thought))?`
 
 /**
  * Clauses of an assistant's answer that tell nothing, each tried without its
@@ -64,7 +68,10 @@ const NON_ANSWERS: ReadonlyArray<RegExp> = [
   pattern(String.raw`^(?:if you (?:have|need|want)|should you (?:have|need))\b.*\b(?:questions?|else|help|anything)\b`),
   pattern(String.raw`^(?:great|good|excellent|interesting|fair) question\b`),
   pattern(String.raw`^(?:good luck|best of luck|take care|have a (?:great|good|nice|wonderful|lovely) \w+)$`),
-  pattern(String.raw`^(?:got it|understood|noted|no worries|will do|sounds good|I see|I understand|makes sense|certainly|of course)$`)
+  pattern(String.raw`^(?:got it|understood|noted|no worries|will do|sounds good|I see|I understand|makes sense|certainly|of course)$`),
+  // Reactions: "That sounds exciting", "It's so lovely", "How exciting", "What a great idea".
+  pattern(String.raw`^(?:that|this|it)(?:'s| is| was| sounds| looks| seems)(?: like)?(?: (?:so|really|very|absolutely|truly|such|quite|pretty|a|an))* ${REACTION}$`),
+  pattern(String.raw`^(?:how|what an?|such an?)(?: (?:so|really|very|absolutely|truly))? ${REACTION}$`)
 ]
 
 /**

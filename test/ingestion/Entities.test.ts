@@ -40,6 +40,23 @@ describe("entities", () => {
     expect(names("Caroline joined the LGBTQ group at Acme Corp.")).toEqual(expect.arrayContaining(["Caroline", "LGBTQ"]))
   })
 
+  it("a name is trimmed of the common words read into it at either end, never of what belongs to it", () => {
+    expect(names("Priya's sister Anjali is coming with us, she's a photographer.")).toContain("Anjali")
+    expect(names("Priya's sister Anjali is coming with us, she's a photographer.")).not.toContain("sister Anjali")
+    expect(names("My friend Tom Baker and aunt Sue came.")).toEqual(expect.arrayContaining(["Tom Baker", "Sue"]))
+    expect(names("My friend Tom Baker and aunt Sue came.")).not.toContain("aunt Sue")
+    expect(names("We went to the Bank of America tower.")).not.toContain("America tower")
+    // Particles inside a name stay, and so does a word with a capital inside.
+    expect(names("I met Vincent van Gogh's cousin.")).toEqual(["Vincent van Gogh"])
+  })
+
+  it("an assistant's label is never an entity; a person speaking is", () => {
+    const [said] = extractLocal({ content: "Assistant: The ferry to Oslo leaves at nine.", eventTime: new Date() })
+    expect(said!.entities.map((e) => e.name)).toEqual(["Oslo"])
+    const [person] = extractLocal({ content: "Gina: The ferry to Oslo leaves at nine.", eventTime: new Date() })
+    expect(person!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Gina", "Oslo"]))
+  })
+
   it("scope ids are never entities, even when the first person is rewritten to them", () => {
     expect(names("Yesterday Priya met user_42 in Oslo.", ["user_42"])).toEqual(["Oslo", "Priya"])
     const [memory] = extractLocal({ content: "I moved to Oslo with Tom.", eventTime: new Date(), speaker: "Ulla", scopeIds: ["Ulla"] })

@@ -38,7 +38,12 @@ describe("what of an assistant's answer is remembered", () => {
       "I'm sorry to hear that.",
       "What would you like to know?",
       "Could you tell me more about your trip?",
-      "Sure!"
+      "Sure!",
+      "That sounds exciting.",
+      "That sounds exciting. Do you want tips for seeing the northern lights?",
+      "How exciting!",
+      "What a great idea!",
+      "It's so lovely."
     ]
     for (const text of nonAnswers) {
       expect(informativeAnswer(text), text).toBe("")
@@ -68,6 +73,7 @@ describe("what of an assistant's answer is remembered", () => {
       ["Sure! The museum opens at 9 and closes at 5. Would you like directions?", "The museum opens at 9 and closes at 5."],
       ["I don't know where your keys are, but you usually leave them in the kitchen.", "You usually leave them in the kitchen."],
       ["Great question! Paris is the capital of France. Let me know if you need more.", "Paris is the capital of France."],
+      ["That sounds exciting! The northern lights are best seen from late September to March.", "The northern lights are best seen from late September to March."],
       ["I'm sorry to hear that. Losing a pet is hard.\n\nYou could plant a tree for Rex.", "Losing a pet is hard.\n\nYou could plant a tree for Rex."]
     ]
     for (const [said, kept] of cases) {
