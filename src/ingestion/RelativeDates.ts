@@ -63,9 +63,16 @@ export const resolveRelativeDates = (sentence: string, eventTime: Date): Resolve
       return `in ${y}`
     })
     .replace(/\blast (week|weekend)\b/gi, (_, unit: string) => {
+      if (unit.toLowerCase() === "weekend") {
+        // The last whole weekend before today: on a Saturday or a Sunday, the one before this one.
+        const weekday = ref.getUTCDay()
+        const saturday = today - (weekday === 0 ? 8 : weekday === 6 ? 7 : weekday + 1) * DAY
+        keep(saturday, saturday + 2 * DAY - 1)
+        return `on the weekend before ${dayName(today)}`
+      }
       const start = today - 7 * DAY
       keep(start - 3 * DAY, today)
-      return unit.toLowerCase() === "week" ? `in the week before ${dayName(today)}` : `on the weekend before ${dayName(today)}`
+      return `in the week before ${dayName(today)}`
     })
     .replace(/\b(last|this past) (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/gi, (_, _l: string, name: string) => {
       const target = WEEKDAYS.indexOf(name.toLowerCase())

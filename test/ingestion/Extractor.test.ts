@@ -57,6 +57,12 @@ describe("local extraction", () => {
     expect(resolve("The trip was in March.").text).toBe("The trip was in March 2023.")
     expect(resolve("The trip was in June.").text).toBe("The trip was in June 2022.")
     expect(resolve("The show is next month.").text).toBe("The show is in June 2023.")
+    // "Last weekend" is the last whole Saturday and Sunday before the day (8 May 2023 is a Monday); on a weekend, the one before.
+    const weekend = resolve("We hiked last weekend.")
+    expect(weekend.text).toBe("We hiked on the weekend before 8 May 2023.")
+    expect([weekend.start?.toISOString(), weekend.end?.toISOString()]).toEqual(["2023-05-06T00:00:00.000Z", "2023-05-07T23:59:59.999Z"])
+    const onSunday = resolveRelativeDates("We hiked last weekend.", new Date("2023-05-07T18:00:00Z"))
+    expect([onSunday.start?.toISOString(), onSunday.end?.toISOString()]).toEqual(["2023-04-29T00:00:00.000Z", "2023-04-30T23:59:59.999Z"])
     const none = resolve("Nothing relative here, born 4 March 1990.")
     expect(none.text).toBe("Nothing relative here, born 4 March 1990.")
     expect(none.start).toBeNull()
