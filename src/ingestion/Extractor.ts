@@ -7,7 +7,7 @@ import { type Entity, entityKey, extractEntities } from "./Entities.ts"
 import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
 import { sentences } from "./Sentences.ts"
-import { resolveFirstPerson, splitSpeaker } from "./Speaker.ts"
+import { resolveFirstPerson, speakerName, splitSpeaker } from "./Speaker.ts"
 
 export class ExtractionError extends Data.TaggedError("ExtractionError")<{ readonly message: string; readonly cause?: unknown }> {}
 export type { Entity as ExtractedEntity, EntityKind } from "./Entities.ts"
@@ -125,10 +125,11 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
   const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
   const body = assistant ? informativeAnswer(written) : written
   const speaker = prefixed ?? input.speaker ?? null
+  const named = prefixed ?? (input.speaker === undefined ? null : speakerName(input.speaker))
   const firstPerson = FIRST_PERSON.test(body)
   const pieces = chunks(body).filter(isInformative).map((piece) => {
     const dated = resolveRelativeDates(piece, input.eventTime)
-    let text = speaker && !assistant ? resolveFirstPerson(dated.text, speaker) : dated.text
+    let text = named && !assistant ? resolveFirstPerson(dated.text, named) : dated.text
     if (prefixed && (assistant || !text.includes(prefixed))) text = `${prefixed}: ${text}`
     return { piece, dated, text }
   })

@@ -34,8 +34,8 @@ const takesNoEnding = (verb: string) =>
   NO_ENDING.has(verb) || NO_ENDING.has(verb.replace(/^(?:re|over|under|mis|out|un|fore|with)/, "")) ||
   (verb.endsWith("ed") && !EED_PRESENT.has(verb))
 
-/** Before "I", a question ("do I", "can I") or a subject of several ("Mel and I", "my kids and I"): the verb keeps its form. */
-const QUESTION_BEFORE = /\b(?:do|does|did|can|could|will|would|shall|should|may|might|must|am|are|is|have|has|had|was|were)\s+$/i
+/** Before "I", a question ("do I", "can I", "don't I") or a subject of several ("Mel and I", "my kids and I"): the verb keeps its form. */
+const QUESTION_BEFORE = /\b(?:do|does|did|can|could|will|would|shall|should|may|might|must|am|are|is|have|has|had|was|were|wo|ca|sha)(?:n['’]t)?\s+$/i
 const SEVERAL_BEFORE = new RegExp(
   String.raw`(?:\b\p{Lu}[\p{L}'’-]*|\b(?:you|he|she|we|they|him|her|them|husband|wife|partner|kids|children|family|friends?|mom|mum|` +
     String.raw`dad|sister|brother|son|daughter|boyfriend|girlfriend|fianc[eé]e?|team|crew|colleagues?|roommates?))\s+(?:and|or|&)\s+$`,
@@ -67,6 +67,21 @@ const ADVERB = String.raw`(?:${ADVERBS.join("|")}|(?!(?:${LY_VERBS})\b)[a-z]{2,}
 
 const SUBJECT_I = new RegExp(String.raw`\bI((?:\s+${ADVERB})*)\s+([a-z]+?(?:n['’]t)?)\b`, "g")
 
+/** In a question, the auxiliary before "I" agrees with the speaker who replaces it: "do I" -> "does Caroline". */
+const INVERTED: Readonly<Record<string, string>> = { do: "does", am: "is", have: "has", "don't": "doesn't", "haven't": "hasn't" }
+const AUXILIARY_I = /\b(do|am|have|don['’]t|haven['’]t)(\s+)I\b/gi
+const agreeing = (_: string, auxiliary: string, space: string) => {
+  const replaced = INVERTED[auxiliary.toLowerCase().replace("’", "'")]!.replace("'", auxiliary.includes("’") ? "’" : "'")
+  return `${/^\p{Lu}/u.test(auxiliary) ? replaced[0]!.toUpperCase() + replaced.slice(1) : replaced}${space}I`
+}
+
+/**
+ * A scope id written as one plain lower-case word ("marco", the proxy's
+ * `x-svc-user-id`) read as the name it is, capitalised, when the text is
+ * rewritten in the third person; any other id ("u-42", "john.doe") as it is.
+ */
+export const speakerName = (id: string) => (/^\p{Ll}[\p{Ll}'’-]*$/u.test(id) ? `${id[0]!.toUpperCase()}${id.slice(1)}` : id)
+
 /**
  * First person -> the speaker, conservatively; second person is left alone.
  * The verb after "I" takes the third person ("I really love" -> "Caroline
@@ -74,6 +89,7 @@ const SUBJECT_I = new RegExp(String.raw`\bI((?:\s+${ADVERB})*)\s+([a-z]+?(?:n['�
  */
 export const resolveFirstPerson = (sentence: string, speaker: string) =>
   sentence
+    .replace(AUXILIARY_I, agreeing)
     .replace(/\bI'm\b|\bI am\b/g, `${speaker} is`)
     .replace(/\bI've\b/g, `${speaker} has`)
     .replace(/\bI'd\b/g, `${speaker} would`)

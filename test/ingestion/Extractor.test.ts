@@ -24,14 +24,19 @@ describe("local extraction", () => {
     expect(memory!.type).toBe("fact")
   })
 
-  it("gives the verb after the rewritten first person its third-person form, but not in questions or with several subjects", () => {
+  it("gives the verb after the rewritten first person its third-person form, the auxiliary of a question too, not with several subjects", () => {
     const said = (content: string) => extractLocal({ content: `Caroline: ${content}`, eventTime: at })[0]!.text
     expect(said("I really want to help, and I teach kids.")).toBe("Caroline really wants to help, and Caroline teaches kids.")
     expect(said("I don't know yet and I haven't tried.")).toBe("Caroline doesn't know yet and Caroline hasn't tried.")
     expect(said("I go out, I study and I watch films.")).toBe("Caroline goes out, Caroline studies and Caroline watches films.")
     expect(said("I went hiking and I thought it was great. I can swim.")).toBe("Caroline went hiking and Caroline thought it was great. Caroline can swim.")
     expect(said("Mel and I love camping. My kids and I paint.")).toBe("Mel and Caroline love camping. Caroline's kids and Caroline paint.")
-    expect(said("Where do I sign up for pottery?")).toBe("Where do Caroline sign up for pottery?")
+    // In a question the auxiliary agrees with the speaker, and the verb after it keeps its form.
+    expect(said("Where do I sign up for pottery?")).toBe("Where does Caroline sign up for pottery?")
+    expect(said("What do I do for work? Am I late? Have I told you about Rex?"))
+      .toBe("What does Caroline do for work? Is Caroline late? Has Caroline told you about Rex?")
+    expect(said("Why don't I ever sleep? Don't I have a class today?")).toBe("Why doesn't Caroline ever sleep? Doesn't Caroline have a class on 8 May 2023?")
+    expect(said("So do I. I do love pasta.")).toBe("So does Caroline. Caroline does love pasta.")
     expect(said("I really am proud of the painting.")).toBe("Caroline really is proud of the painting.")
     // Any "-ly" word between is an adverb, unless it is a verb of its own.
     expect(said("I nearly cried, and I rely on friends.")).toBe("Caroline nearly cried, and Caroline relies on friends.")
@@ -40,7 +45,10 @@ describe("local extraction", () => {
   })
 
   it("uses the caller's speaker when the content has no prefix, and keeps the prefix when nothing names the speaker", () => {
-    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("ana loves hiking.")
+    // An id that is one plain lower-case word is the name it reads as; any other id is written as it is.
+    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("Ana loves hiking.")
+    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "u-42" })[0]!.text).toBe("u-42 loves hiking.")
+    expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "Ana Lima" })[0]!.text).toBe("Ana Lima loves hiking.")
     expect(extractLocal({ content: "Melanie: That pottery class sounds relaxing.", eventTime: at })[0]!.text)
       .toBe("Melanie: That pottery class sounds relaxing.")
   })

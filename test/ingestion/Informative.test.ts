@@ -109,7 +109,7 @@ describe("what of an assistant's answer is remembered", () => {
     expect(["Assistant", "assistant", "AI", "Bot", "Agent"].every(isAssistantSpeaker)).toBe(true)
     expect(["Caroline", "Assistant Manager", "Aiden"].some(isAssistantSpeaker)).toBe(false)
     expect(extractLocal({ content: "I don't know how to swim.", eventTime: at, speaker: "ana" }).map((m) => m.text))
-      .toEqual(["ana doesn't know how to swim."])
+      .toEqual(["Ana doesn't know how to swim."])
     expect(extractLocal({ content: "Caroline: I'm not sure I want kids.", eventTime: at }).map((m) => m.text))
       .toEqual(["Caroline is not sure Caroline wants kids."])
     expect(extractLocal({ content: "I can't eat gluten, sorry!", eventTime: at }).map((m) => m.text))
