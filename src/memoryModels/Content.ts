@@ -50,14 +50,24 @@ const tellingTerms = (query: string, sources: ReadonlyArray<Source>) => {
   return new Set(telling.length === 0 ? asked : telling)
 }
 
-/** The memories that bear on the question, in rank order, each text once. */
+/**
+ * A memory that only asks ("Where does Marco live now?", a proxied user's
+ * question): every sentence of it, after any speaker's label, is a question.
+ * It answers nothing, so it is no line of an answer ("I moved. Any tips?"
+ * states something and is kept).
+ */
+export const onlyAsks = (content: string) =>
+  content.replace(/^[\p{L} .'’-]{1,40}:\s+/u, "").split(/(?<=[.!?…]["'’”)\]]*)\s+/u)
+    .every((sentence) => sentence.trim() === "" || /\?["'’”)\]]*$/u.test(sentence.trim()))
+
+/** The memories that bear on the question, in rank order, each text once; none that only asks. */
 export const relevant = (query: string, sources: ReadonlyArray<Source>): ReadonlyArray<Source> => {
   const wanted = tellingTerms(query, sources)
   const best = Math.max(0, ...sources.map((s) => s.relevance_score ?? 0))
   const seen = new Set<string>()
   return sources.filter((source) => {
     const key = source.content.trim().toLowerCase()
-    if (seen.has(key)) return false
+    if (seen.has(key) || onlyAsks(source.content)) return false
     const shares = terms(source.content).some((t) => wanted.has(t))
     const near = best > 0 && (source.relevance_score ?? 0) >= best * NEAR_BEST
     if (!shares && !near) return false

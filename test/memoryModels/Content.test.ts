@@ -1,6 +1,6 @@
 /** The local engine's memory-model lines and the prompt block: each memory dated as precisely as it knows its time. */
 import { describe, expect, it } from "vitest"
-import { line, memoryBlock, type Source } from "../../src/memoryModels/Content.ts"
+import { line, localFull, memoryBlock, onlyAsks, type Source } from "../../src/memoryModels/Content.ts"
 
 const source = (content: string, start: string | null, end: string | null): Source => ({
   memory_id: `mem_${content.length}`,
@@ -24,5 +24,18 @@ describe("memory model lines", () => {
     expect(line(source("Zara likes tea.", null, null))).toBe("- Zara likes tea. (2024-06-20)")
     expect(memoryBlock([source("Zara moved in 2022.", "2022-01-01T00:00:00.000Z", "2022-12-31T23:59:59.999Z")], 100).block)
       .toBe("1. (2022) Zara moved in 2022.")
+  })
+
+  it("a memory that only asks is no line of an answer; one that also states something is", () => {
+    expect(onlyAsks("Where does Marco live now?")).toBe(true)
+    expect(onlyAsks("Marco: What does Marco do for work? Is it nursing?")).toBe(true)
+    expect(onlyAsks("Marco moved to Milan. Any restaurant tips?")).toBe(false)
+    expect(onlyAsks("Marco works at Niguarda hospital.")).toBe(false)
+    const answer = localFull({ name: "Marco at work", query: "What is Marco's job and where does he work?", maxTokens: 500 }, [
+      source("What does Marco do for work?", null, null),
+      source("Marco works as a nurse at Niguarda hospital in Milan.", null, null),
+      source("Where does Marco work now?", null, null)
+    ])
+    expect(answer).toBe("## Marco at work\n- Marco works as a nurse at Niguarda hospital in Milan. (2024-06-20)")
   })
 })
