@@ -9,6 +9,8 @@ export const splitSpeaker = (content: string): { speaker: string | null; body: s
   return { speaker: m[1]!, body: m[2]!.trim() }
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
 const possessive = (name: string) => (name.endsWith("s") ? `${name}'` : `${name}'s`)
 
 /** Words that may stand between "I" and its verb ("I really love"). */
@@ -102,3 +104,5 @@ export const resolveFirstPerson = (sentence: string, speaker: string) =>
     .replace(/\b[Mm]ine\b/g, possessive(speaker))
     .replace(/\b[Mm]y\b/g, possessive(speaker))
     .replace(/(\b(?:to|with|for|at|about|from|by|of|gave|told|showed|asked|helped|let|made|call|told|tell|taught|sent)\s+)me\b/gi, `$1${speaker}`)
+    // "I'm Marco" said by Marco introduces him: kept as said, never "Marco is Marco".
+    .replace(new RegExp(`\\b${escapeRegExp(speaker)} is (?=${escapeRegExp(speaker)}\\b)`, "g"), "I'm ")

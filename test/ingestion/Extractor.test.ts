@@ -49,6 +49,9 @@ describe("local extraction", () => {
     expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "ana" })[0]!.text).toBe("Ana loves hiking.")
     expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "u-42" })[0]!.text).toBe("u-42 loves hiking.")
     expect(extractLocal({ content: "I love hiking.", eventTime: at, speaker: "Ana Lima" })[0]!.text).toBe("Ana Lima loves hiking.")
+    // A speaker introducing themselves keeps the introduction as said.
+    expect(extractLocal({ content: "Hi! I'm Marco, I work as a nurse in Turin.", eventTime: at, speaker: "marco" })[0]!.text)
+      .toBe("Hi! I'm Marco, Marco works as a nurse in Turin.")
     expect(extractLocal({ content: "Melanie: That pottery class sounds relaxing.", eventTime: at })[0]!.text)
       .toBe("Melanie: That pottery class sounds relaxing.")
   })
