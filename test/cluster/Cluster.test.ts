@@ -4,8 +4,8 @@
  * cluster, a killed owner's work finishing on the survivors, and a rolling
  * restart that answers every request.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ClusterNode, clusterDatabase, clusterSkipReason, holders, ownerOf, startCluster } from "../support/ClusterNodes.ts"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { type ClusterNode, clusterDatabase, clusterSkipReason, holders, ownerOf, reportNodes, startCluster } from "../support/ClusterNodes.ts"
 import { signedBy, startReceiver } from "../support/Receiver.ts"
 
 const json = async (response: Response) => (await response.json()) as any
@@ -56,6 +56,13 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     for (const node of nodes) if (node.running()) await node.stop()
     await drop()
   }, 120_000)
+
+  // A failed test shows what the nodes said; a node left stopped by it is started again for the next test.
+  afterEach(async (context) => {
+    if (context.task.result?.state !== "fail") return
+    reportNodes(nodes)
+    for (const node of nodes) if (!node.running()) await node.start()
+  }, 60_000)
 
   it("reads its writes through every node, at once: one entity per space", async () => {
     const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]

@@ -108,3 +108,16 @@ export const holders = (nodes: ReadonlyArray<ClusterNode>, spaceId: string) => n
 
 /** The node holding a space's entity, if one does. */
 export const ownerOf = (nodes: ReadonlyArray<ClusterNode>, spaceId: string) => holders(nodes, spaceId)[0]
+
+/**
+ * What each node said that explains a failed test: every warning and error,
+ * and its last lines (a node that exited shows why), printed to stderr.
+ */
+export const reportNodes = (nodes: ReadonlyArray<ClusterNode>) => {
+  for (const node of nodes) {
+    const lines = node.output().split("\n").filter((line) => line.trim() !== "")
+    const loud = lines.filter((line) => /"level":"(WARN|ERROR|FATAL)"|level=(WARN|ERROR|FATAL)|Error|exited/i.test(line))
+    console.error([`--- node ${node.name} (${node.running() ? "running" : "not running"}): warnings and errors`, ...loud.slice(-40),
+      `--- node ${node.name}: last lines`, ...lines.slice(-15)].map((line) => line.slice(0, 600)).join("\n"))
+  }
+}
