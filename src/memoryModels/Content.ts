@@ -9,7 +9,7 @@
  */
 import { eventIso } from "../domain/EventLabel.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
-import { terms } from "../retrieval/Text.ts"
+import { onlyAsks, terms } from "../retrieval/Text.ts"
 import { describeDisposition } from "../reason/Prompt.ts"
 import type { StoredSpaceProfile } from "../domain/Profiles.ts"
 
@@ -50,17 +50,7 @@ const tellingTerms = (query: string, sources: ReadonlyArray<Source>) => {
   return new Set(telling.length === 0 ? asked : telling)
 }
 
-/**
- * A memory that only asks ("Where does Marco live now?", a proxied user's
- * question): every sentence of it, after any speaker's label, is a question.
- * It answers nothing, so it is no line of an answer ("I moved. Any tips?"
- * states something and is kept).
- */
-export const onlyAsks = (content: string) =>
-  content.replace(/^[\p{L} .'’-]{1,40}:\s+/u, "").split(/(?<=[.!?…]["'’”)\]]*)\s+/u)
-    .every((sentence) => sentence.trim() === "" || /\?["'’”)\]]*$/u.test(sentence.trim()))
-
-/** The memories that bear on the question, in rank order, each text once; none that only asks. */
+/** The memories that bear on the question, in rank order, each text once; none that only asks (`onlyAsks`). */
 export const relevant = (query: string, sources: ReadonlyArray<Source>): ReadonlyArray<Source> => {
   const wanted = tellingTerms(query, sources)
   const best = Math.max(0, ...sources.map((s) => s.relevance_score ?? 0))

@@ -25,6 +25,8 @@ export interface IndexDoc {
   readonly active?: boolean | undefined
   /** A fact a newer one superseded (a changed attribute): it ranks below what it would, so the current value leads. */
   readonly superseded?: boolean | undefined
+  /** A memory that only asks (`onlyAsks`): it states nothing, so it ranks below what it would. */
+  readonly asks?: boolean | undefined
 }
 
 export interface HybridQuery<D extends IndexDoc = IndexDoc> {
@@ -55,7 +57,9 @@ export const WEIGHTS = {
   entity: 0.25,
   date: 0.6,
   /** Subtracted from a superseded fact's score, in the fused score's units. */
-  superseded: 1
+  superseded: 1,
+  /** Subtracted from the score of a memory that only asks. */
+  asks: 2
 }
 
 interface Entry<D extends IndexDoc> {
@@ -263,7 +267,8 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
 
     return pool
       .map((slot) => {
-        const boost = (boosts.get(slot) ?? 0) - (this.slots[slot]!.doc.superseded === true ? WEIGHTS.superseded : 0)
+        const doc = this.slots[slot]!.doc
+        const boost = (boosts.get(slot) ?? 0) - (doc.superseded === true ? WEIGHTS.superseded : 0) - (doc.asks === true ? WEIGHTS.asks : 0)
         return { slot, total: fused.get(slot)! + boost, boost }
       })
       .sort((a, b) => b.total - a.total)

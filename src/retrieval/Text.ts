@@ -51,3 +51,13 @@ export const terms = (text: string): Array<string> => {
 }
 
 export const isStopword = (word: string) => STOPWORDS.has(word)
+
+/**
+ * A memory that only asks ("Where does Marco live now?", a proxied user's
+ * question): every sentence of it, after any speaker's label, is a question.
+ * It states nothing: no line of a memory model's answer, and it ranks below
+ * what states something ("I moved. Any tips?" does).
+ */
+export const onlyAsks = (content: string) =>
+  content.trim() !== "" && content.replace(/^[\p{L} .'’-]{1,40}:\s+/u, "").split(/(?<=[.!?…]["'’”)\]]*)\s+/u)
+    .every((sentence) => sentence.trim() === "" || /\?["'’”)\]]*$/u.test(sentence.trim()))

@@ -8,6 +8,7 @@ import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import { HybridIndex, type IndexDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
+import { onlyAsks } from "../retrieval/Text.ts"
 import { bytesToVector } from "../../services/store/MemoryRows.ts"
 import { narrowing } from "./Selection.ts"
 
@@ -64,6 +65,7 @@ export class SpaceState {
       // Retired memories keep counting in the keyword statistics, as they always have, but no recall sees them.
       active: memory.state === "active",
       superseded: memory.supersededBy !== null,
+      asks: onlyAsks(memory.text),
       memory
     }
   }

@@ -1,6 +1,7 @@
 /** The local engine's memory-model lines and the prompt block: each memory dated as precisely as it knows its time. */
 import { describe, expect, it } from "vitest"
-import { line, localFull, memoryBlock, onlyAsks, type Source } from "../../src/memoryModels/Content.ts"
+import { line, localFull, memoryBlock, type Source } from "../../src/memoryModels/Content.ts"
+import { onlyAsks } from "../../src/retrieval/Text.ts"
 
 const source = (content: string, start: string | null, end: string | null): Source => ({
   memory_id: `mem_${content.length}`,
@@ -31,6 +32,8 @@ describe("memory model lines", () => {
     expect(onlyAsks("Marco: What does Marco do for work? Is it nursing?")).toBe(true)
     expect(onlyAsks("Marco moved to Milan. Any restaurant tips?")).toBe(false)
     expect(onlyAsks("Marco works at Niguarda hospital.")).toBe(false)
+    expect(onlyAsks("Hey Mel! Good to see you! How have you been?")).toBe(false)
+    expect(onlyAsks("   ")).toBe(false)
     const answer = localFull({ name: "Marco at work", query: "What is Marco's job and where does he work?", maxTokens: 500 }, [
       source("What does Marco do for work?", null, null),
       source("Marco works as a nurse at Niguarda hospital in Milan.", null, null),

@@ -35,6 +35,23 @@ describe("HybridIndex", () => {
     expect(hits[0]!.score).toBeGreaterThanOrEqual(hits[1]!.score)
   })
 
+  it("a memory that only asks ranks below one that states something, in either mode", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("asked", "Where does Marco live now, in Milan or in Turin?", { asks: true }))
+    index.upsert(doc("stated", "Marco lives in Milan now.", { asks: false }))
+    index.upsert(doc("other", "Marco's sister lives in Rome."))
+    for (const mode of ["fast", "accurate"] as const) {
+      const ranked = index.search({ text: "Does Marco live in Milan or in Turin now?", mode, limit: 3 }).map((h) => h.id)
+      expect(ranked.indexOf("stated")).toBeLessThan(ranked.indexOf("asked"))
+    }
+    // Without the flag the question's words win.
+    const plain = new HybridIndex()
+    plain.upsert(doc("asked", "Where does Marco live now, in Milan or in Turin?"))
+    plain.upsert(doc("stated", "Marco lives in Milan now."))
+    plain.upsert(doc("other", "Marco's sister lives in Rome."))
+    expect(plain.search({ text: "Does Marco live in Milan or in Turin now?", mode: "fast", limit: 2 })[0]!.id).toBe("asked")
+  })
+
   it("never returns an ineligible memory, and removal is immediate", () => {
     const index = new HybridIndex()
     index.upsert(doc("a", "green tea with honey"))
