@@ -160,5 +160,24 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
     for (const name of strings(doc.match("#ProperNoun+").out("array"))) add(name, "thing")
   }
   for (const acronym of text.match(/\b[A-Z]{2,}[A-Z+]*\b/g) ?? []) add(acronym, "thing")
-  return [...found.values()]
+  return withoutInnerNames([...found.values()], text)
+}
+
+/**
+ * Names found only inside a longer name of the same text are that name's
+ * words, not names of their own: "Riverside" of "the Riverside Runners" goes,
+ * "Tom" stays where the text also says "Tom" alone ("Tom Baker ... Tom said").
+ */
+const withoutInnerNames = (entities: Array<Entity>, text: string) => {
+  const longer = entities.filter((e) => /\s/.test(e.name))
+  if (longer.length === 0) return entities
+  const whole = (name: string) => new RegExp(`(?<![\\p{L}\\p{N}])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "gu")
+  return entities.filter((entity) => {
+    const outer = longer.filter((l) => l !== entity && whole(entity.name).test(l.name))
+    if (outer.length === 0) return true
+    // Every mention of it in the text is inside one of the longer names.
+    const alone = text.match(whole(entity.name))?.length ?? 0
+    const inside = outer.reduce((n, l) => n + (text.match(whole(l.name))?.length ?? 0), 0)
+    return alone > inside
+  })
 }
