@@ -7,6 +7,9 @@ const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "frida
 const DAY = 86_400_000
 const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, few: 3, couple: 2 }
 
+/** Words that put what a sentence tells in the future: "will", "going to", "planning", "training for", "booked". */
+const FUTURE = /\b(?:will|won't|shall|going to|gonna|plan(?:s|ning)? to|planning|hope to|hoping to|can't wait|looking forward|upcoming|coming up|training for|signed up for|registered for|booked|scheduled)\b|'ll\b/i
+
 export interface Resolved {
   readonly text: string
   readonly start: Date | null
@@ -100,7 +103,10 @@ export const resolveRelativeDates = (sentence: string, eventTime: Date): Resolve
     .replace(/\bthis year\b/gi, () => `in ${ref.getUTCFullYear()}`)
     .replace(new RegExp(`\\b(last|in|this past) (${MONTHS.join("|")})\\b(?!,? \\d)`, "g"), (_, how: string, name: string) => {
       const m = MONTHS.indexOf(name)
-      const strictlyBefore = how.toLowerCase() === "last" ? m >= ref.getUTCMonth() : m > ref.getUTCMonth()
+      const current = ref.getUTCMonth()
+      // "In September", said of what is still to come ("I'm training for the marathon in September"), is the next one.
+      if (how.toLowerCase() === "in" && FUTURE.test(sentence)) return month(m >= current ? ref.getUTCFullYear() : ref.getUTCFullYear() + 1, m)
+      const strictlyBefore = how.toLowerCase() === "last" ? m >= current : m > current
       return month(strictlyBefore ? ref.getUTCFullYear() - 1 : ref.getUTCFullYear(), m)
     })
   text = text.replace(/\bon on\b/g, "on").replace(/\bin in\b/g, "in")

@@ -68,6 +68,10 @@ describe("local extraction", () => {
     expect(resolve("The trip was in March.").text).toBe("The trip was in March 2023.")
     expect(resolve("The trip was in June.").text).toBe("The trip was in June 2022.")
     expect(resolve("The show is next month.").text).toBe("The show is in June 2023.")
+    // A month named of what is still to come is the next one.
+    expect(resolve("I'm training for the marathon in September.").text).toBe("I'm training for the marathon in September 2023.")
+    expect(resolve("We will visit Rome in April.").text).toBe("We will visit Rome in April 2024.")
+    expect(resolve("I'll see her in May.").text).toBe("I'll see her in May 2023.")
     // "Last weekend" is the last whole Saturday and Sunday before the day (8 May 2023 is a Monday); on a weekend, the one before.
     const weekend = resolve("We hiked last weekend.")
     expect(weekend.text).toBe("We hiked on the weekend before 8 May 2023.")
