@@ -5,7 +5,7 @@
  */
 import { eventLabel } from "../domain/EventLabel.ts"
 import type { Memory } from "../domain/Memory.ts"
-import { splitSpeaker } from "../ingestion/Speaker.ts"
+import { speakerName, splitSpeaker } from "../ingestion/Speaker.ts"
 import { terms, words } from "../retrieval/Text.ts"
 import { informative } from "./Sentences.ts"
 
@@ -28,9 +28,9 @@ export interface FactView {
   readonly when: string
 }
 
-/** The speaker of "Name: ..." content, else the user the memory was written for. */
+/** The speaker of "Name: ..." content, else the user the memory was written for, named as its facts name them ("zara" is Zara). */
 export const subjectOf = (memory: Memory): string | null =>
-  splitSpeaker(memory.sourceText).speaker ?? splitSpeaker(memory.text).speaker ?? memory.userId
+  splitSpeaker(memory.sourceText).speaker ?? splitSpeaker(memory.text).speaker ?? (memory.userId === null ? null : speakerName(memory.userId))
 
 const ASSISTANT = /^(assistant|ai|agent|bot)$/i
 

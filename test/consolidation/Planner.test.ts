@@ -57,6 +57,16 @@ describe("consolidation planner", () => {
     )
   })
 
+  it("a user id that is a plain lower-case word names the note's subject as the facts do ('zara' is Zara)", () => {
+    const a = fact("Zara signed up for a pottery class at the community studio.", "2024-02-02", { userId: "zara" })
+    const b = fact("Zara made Zara's first bowl in pottery class.", "2024-03-05", { userId: "zara" })
+    const plan = planGroups([a, b], [a.id, b.id], newId)
+    expect(plan.groups).toHaveLength(1)
+    expect(offlineText(plan.groups[0]!)).toBe(
+      "Zara: (2 February 2024) Zara signed up for a pottery class at the community studio. (5 March 2024) Zara made Zara's first bowl in pottery class."
+    )
+  })
+
   it("cites each fact's date as precisely as the fact knows it, never a day it did not say", () => {
     const march = fact("Nina: Nina started marathon training in March 2024.", "2024-04-02", {
       occurredStart: new Date("2024-03-01T00:00:00Z"),
