@@ -90,9 +90,8 @@ export const GLOVE_ID = "glove-sg-100d-sif@1"
  */
 export const openGlove = (cacheDir: string) => {
   const file = compactedFile(cacheDir)
-  const { dims } = readHeader(file)
-  let loaded: Glove | undefined
-  return { id: GLOVE_ID, dimensions: dims, load: (): Glove => (loaded ??= readGlove(file)) }
+  const header = readHeader(file)
+  return { id: GLOVE_ID, dimensions: header.dims, load: (): Glove => readGlove(file, header) }
 }
 
 export const loadGlove = async (cacheDir: string): Promise<Glove> => openGlove(cacheDir).load()
@@ -107,10 +106,10 @@ const readers = new Map<string, Glove>()
  * vocabulary (a few MB) is read at once. The values are the file's, as a whole
  * read would give them.
  */
-const readGlove = (file: string): Glove => {
+const readGlove = (file: string, header: ReturnType<typeof readHeader>): Glove => {
   const known = readers.get(file)
   if (known !== undefined) return known
-  const { count, dims, vocabularyLength } = readHeader(file)
+  const { count, dims, vocabularyLength } = header
   const fd = openSync(file, "r")
   const vocabulary = Buffer.alloc(vocabularyLength)
   readSync(fd, vocabulary, 0, vocabularyLength, 16)

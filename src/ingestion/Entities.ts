@@ -5,6 +5,7 @@
  * entity of the graph.
  */
 import { nlp, parseNames } from "./NameSentences.ts"
+import { escapeRegExp, mentions } from "./Patterns.ts"
 
 export type EntityKind = "person" | "place" | "organization" | "thing"
 
@@ -96,9 +97,8 @@ const isCommonNoun = (word: string) => {
  */
 const commonNounOpener = (name: string, text: string) => {
   if (/\s/.test(name) || !isCommonNoun(name.toLowerCase())) return false
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  const anywhere = text.match(new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "gu"))?.length ?? 0
-  const opening = text.match(new RegExp(`(?:^|[.!?:…]["')\\]]*\\s+)${escaped}(?![\\p{L}\\p{N}])`, "gu"))?.length ?? 0
+  const anywhere = mentions(text, name)
+  const opening = text.match(new RegExp(`(?:^|[.!?:…]["')\\]]*\\s+)${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, "gu"))?.length ?? 0
   return anywhere > 0 && opening === anywhere
 }
 
@@ -171,13 +171,10 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
 const withoutInnerNames = (entities: Array<Entity>, text: string) => {
   const longer = entities.filter((e) => /\s/.test(e.name))
   if (longer.length === 0) return entities
-  const whole = (name: string) => new RegExp(`(?<![\\p{L}\\p{N}])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "gu")
   return entities.filter((entity) => {
-    const outer = longer.filter((l) => l !== entity && whole(entity.name).test(l.name))
+    const outer = longer.filter((l) => l !== entity && mentions(l.name, entity.name) > 0)
     if (outer.length === 0) return true
     // Every mention of it in the text is inside one of the longer names.
-    const alone = text.match(whole(entity.name))?.length ?? 0
-    const inside = outer.reduce((n, l) => n + (text.match(whole(l.name))?.length ?? 0), 0)
-    return alone > inside
+    return mentions(text, entity.name) > outer.reduce((n, l) => n + mentions(text, l.name), 0)
   })
 }

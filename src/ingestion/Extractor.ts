@@ -6,6 +6,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { type Entity, entityKey, extractEntities } from "./Entities.ts"
 import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
+import { escapeRegExp, wholeWord } from "./Patterns.ts"
 import { sentences } from "./Sentences.ts"
 import { resolveFirstPerson, speakerName, splitSpeaker } from "./Speaker.ts"
 
@@ -67,7 +68,6 @@ const chunks = (body: string) => {
 
 const FIRST_PERSON = /\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b/
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /**
  * Guidance read by the local engine as a list of topics: separated by commas,
@@ -89,6 +89,20 @@ export const keptByGuidance = (topics: ReadonlyArray<RegExp>) => (memory: Extrac
   topics.length === 0 || topics.some((topic) => topic.test(memory.text))
 
 /**
+ * Who a write's entities are seen from: the speaker its content names, an
+ * entity of its own; never the write's scope ids nor the speaker given
+ * beside the content; and never an assistant's label ("Assistant"), which
+ * names no one in the user's world.
+ */
+const entityScope = (input: ExtractionInput, prefixed: string | null) => {
+  const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
+  return {
+    speaker: assistant ? null : prefixed,
+    exclude: [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : []), ...(assistant ? [prefixed] : [])]
+  }
+}
+
+/**
  * Mode `verbatim`: the content as exactly one memory, word for word (no
  * splitting, no first-person rewriting, no informativeness filter). Its
  * speaker, entities and the first relative date it mentions are still found.
@@ -99,13 +113,12 @@ export const extractVerbatim = (input: ExtractionInput): Array<ExtractedMemory> 
   const { speaker: prefixed, body } = splitSpeaker(input.content)
   const speaker = prefixed ?? input.speaker ?? null
   const dated = resolveRelativeDates(body, input.eventTime)
+  const scope = entityScope(input, prefixed)
   return [{
     text: input.content,
     sourceText: input.content,
     type: input.fromAgent === true && FIRST_PERSON.test(body) ? "experience" : "fact",
-    entities: prefixed !== null && isAssistantSpeaker(prefixed)
-      ? extractEntities(input.content, null, [...(input.scopeIds ?? []), prefixed])
-      : extractEntities(input.content, prefixed, [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]),
+    entities: extractEntities(input.content, scope.speaker, scope.exclude),
     occurredStart: dated.start,
     occurredEnd: dated.end,
     speaker
@@ -133,12 +146,8 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
     if (prefixed && (assistant || !text.includes(prefixed))) text = `${prefixed}: ${text}`
     return { piece, dated, text }
   })
-  // An assistant's label ("Assistant") names no one in the user's world: never an entity.
-  const entities = entitiesOfPieces(
-    pieces.map((p) => p.text),
-    assistant ? null : prefixed,
-    [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : []), ...(assistant && prefixed ? [prefixed] : [])]
-  )
+  const scope = entityScope(input, prefixed)
+  const entities = entitiesOfPieces(pieces.map((p) => p.text), scope.speaker, scope.exclude)
   const memories = pieces.map(({ dated, piece, text }, i): ExtractedMemory => ({
     text,
     sourceText: prefixed ? `${prefixed}: ${piece}` : piece,
@@ -152,9 +161,6 @@ export const extractLocal = (input: ExtractionInput): Array<ExtractedMemory> => 
   return memories.filter(keptByGuidance(topics))
 }
 
-/** Whether `text` names `name` as a whole word or phrase. */
-const names = (text: string, name: string) =>
-  new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, "u").test(text)
 
 /**
  * The entities of each piece of one text. Long content is parsed once, its
@@ -166,7 +172,7 @@ const entitiesOfPieces = (texts: ReadonlyArray<string>, speaker: string | null, 
   if (texts.length <= 1) return texts.map((text) => extractEntities(text, speaker, exclude))
   const all = extractEntities(texts.join(" "), speaker, exclude)
   const spoken = speaker === null ? null : entityKey(speaker)
-  return texts.map((text) => all.filter((entity) => entityKey(entity.name) === spoken || names(text, entity.name)))
+  return texts.map((text) => all.filter((entity) => entityKey(entity.name) === spoken || wholeWord(entity.name).test(text)))
 }
 
 /** The local engine's `extract`: a queued group given to it exactly (not wrapped) is extracted on the worker thread (WritePreparation). */

@@ -1,3 +1,5 @@
+import { escapeRegExp } from "./Patterns.ts"
+
 /** "Caroline: I went…" -> speaker Caroline. A time ("10:30") or URL before the colon is not a speaker. */
 const SPEAKER = /^\s*([A-Z][\p{L}.'’-]*(?:[ -][A-Z][\p{L}.'’-]*){0,3})\s*:\s+([\s\S]+)$/u
 
@@ -8,8 +10,6 @@ export const splitSpeaker = (content: string): { speaker: string | null; body: s
   }
   return { speaker: m[1]!, body: m[2]!.trim() }
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 const possessive = (name: string) => (name.endsWith("s") ? `${name}'` : `${name}'s`)
 
