@@ -31,11 +31,7 @@ const Answer = Schema.Struct({
   stop_reason: StopReasonField,
   usage: Schema.optional(Schema.NullOr(Usage))
 })
-/**
- * The streamed events read (Anthropic's documented types); any other type
- * (ping, content_block_start, content_block_stop, message_stop, and types
- * added later) only has to be an object with a `type`.
- */
+/** The streamed events read (Anthropic's documented types), told apart by `type`. */
 const StreamEvent = Schema.Union(
   Schema.Struct({ type: Schema.Literal("error"), error: Schema.Unknown }),
   Schema.Struct({ type: Schema.Literal("message_start"), message: Schema.Struct({ usage: Schema.optional(Schema.NullOr(Usage)) }) }),
@@ -47,11 +43,11 @@ const StreamEvent = Schema.Union(
     type: Schema.Literal("message_delta"),
     delta: Schema.Struct({ stop_reason: StopReasonField }),
     usage: Schema.optional(Schema.NullOr(Usage))
-  }),
-  Schema.Struct({
-    type: Schema.String.pipe(Schema.filter((type) => !["error", "message_start", "content_block_delta", "message_delta"].includes(type)))
   })
 )
+const READ_TYPES: ReadonlySet<string> = new Set(["error", "message_start", "content_block_delta", "message_delta"])
+/** Any event only has to be an object with a `type`; the others (ping, content_block_start, message_stop, later types) are passed over. */
+const AnyEvent = Schema.Struct({ type: Schema.String })
 
 const post = (spec: ModelSpec, payload: unknown) =>
   HttpClientRequest.post(`${spec.baseUrl}/messages`).pipe(
@@ -65,29 +61,30 @@ const streamParts = (spec: ModelSpec, request: ChatRequest, response: HttpClient
   let output: number | undefined
   let stop: StopReason = "stop"
   let produced = ""
-  const eventOf = decodeBody(spec, StreamEvent, "a streamed event").text
+  // Each event's JSON is parsed once; its type, then (for the types read) the event, decoded from that value.
+  const jsonOf = decodeBody(spec, Schema.Unknown, "a streamed event").text
+  const typeOf = decodeBody(spec, AnyEvent, "a streamed event").value
+  const eventOf = decodeBody(spec, StreamEvent, "a streamed event").value
   const parse = (data: string): Either.Either<Array<StreamPart>, UpstreamError> =>
-    Either.flatMap(eventOf(data), (event) => {
-      if (!("type" in event)) return Either.right([])
+    Either.gen(function*() {
+      const json = yield* jsonOf(data)
+      const { type } = yield* typeOf(json)
+      if (!READ_TYPES.has(type)) return []
+      const event = yield* eventOf(json)
       switch (event.type) {
         case "error":
-          if (!("error" in event)) return Either.right([])
-          return Either.left(new UpstreamError({ message: `${spec.id}: ${JSON.stringify(event.error)}`, status: undefined, retryable: false }))
+          return yield* Either.left(new UpstreamError({ message: `${spec.id}: ${JSON.stringify(event.error)}`, status: undefined, retryable: false }))
         case "message_start":
-          if ("message" in event) input = event.message.usage?.input_tokens ?? input
-          return Either.right([])
+          input = event.message.usage?.input_tokens ?? input
+          return []
         case "content_block_delta":
-          if (!("delta" in event) || !("type" in event.delta) || event.delta.type !== "text_delta" || event.delta.text === undefined) {
-            return Either.right([])
-          }
+          if (event.delta.type !== "text_delta" || event.delta.text === undefined) return []
           produced += event.delta.text
-          return Either.right([{ _tag: "Delta", text: event.delta.text }])
+          return [{ _tag: "Delta", text: event.delta.text }]
         case "message_delta":
-          if ("delta" in event && "stop_reason" in event.delta && event.delta.stop_reason) stop = stopOf(event.delta.stop_reason)
-          if ("usage" in event) output = event.usage?.output_tokens ?? output
-          return Either.right([])
-        default:
-          return Either.right([])
+          if (event.delta.stop_reason) stop = stopOf(event.delta.stop_reason)
+          output = event.usage?.output_tokens ?? output
+          return []
       }
     })
   const parts = sseEvents(response.stream).pipe(Stream.mapError(failure(spec)), Stream.mapConcatEffect((event) => parse(event.data)))
