@@ -8,6 +8,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPostgres } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
+import { StoreGrowth } from "../services/store/Statistics.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
@@ -26,7 +27,8 @@ export const Store = Layer.unwrapEffect(
     const { databaseUrl } = yield* AppConfig
     if (Option.isNone(databaseUrl)) return yield* new StartupError({ message: "the server profile needs DATABASE_URL" })
     const url = databaseUrl.value
-    return Migrations.layer.pipe(
+    // The server's autovacuum keeps the planner's statistics: writes need not wake anything.
+    return Layer.merge(Migrations.layer, StoreGrowth.server).pipe(
       Layer.provideMerge(layerPostgres(url)),
       Layer.mapError((e) =>
         new StartupError({ message: `cannot use PostgreSQL at ${describeUrl(Redacted.value(url))} (DATABASE_URL): ${reason(e)}` })

@@ -23,6 +23,7 @@ import {
 } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 import { makeEntityStatements } from "./EntityRows.ts"
+import { StoreGrowth } from "./Statistics.ts"
 
 const documentRecord = (doc: DocumentWrite) => ({
   document_id: doc.documentId,
@@ -57,6 +58,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
     const indexColumns = sql.literal(INDEX_COLUMNS)
     const listColumns = sql.literal(LIST_COLUMNS)
     const graph = makeEntityStatements(sql)
+    const growth = yield* StoreGrowth
 
     /**
      * Stores writes, in order, each under its document, in one statement (one
@@ -126,6 +128,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         // The graph follows in the same transaction: the replaced memories' entities uncounted, the new ones counted.
         yield* graph.forget(space, replacedIds)
         yield* graph.record(space, inserted.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
+        yield* growth.wrote(inserted.length)
         return { memories: memories.flatMap((m) => byId.get(m.id) ?? []), replaced: replacedIds }
       }).pipe(Effect.withSpan("MemoryRepo.insertDocuments", { attributes: { writes: writes.length } }))
 

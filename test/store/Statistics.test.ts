@@ -1,9 +1,12 @@
-import { it } from "@effect/vitest"
+import { it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Layer, Schema } from "effect"
 import { expect } from "vitest"
 import { layerPglite } from "../../services/store/Database.ts"
-import { analyzeGrown, needsAnalyze } from "../../services/store/Statistics.ts"
+import { analyzeGrown, layerEmbedded, needsAnalyze, StoreGrowth } from "../../services/store/Statistics.ts"
+import { call, createKey, signup } from "../support/Http.ts"
+import { embedded } from "../support/Profiles.ts"
+import { testNode } from "../support/TestNode.ts"
 
 const Analyzed = Schema.Array(Schema.Struct({ reltuples: Schema.Number }))
 
@@ -44,3 +47,59 @@ it.scoped("the embedded store gains planner statistics as its tables grow, not w
     expect(yield* analyzeGrown).toEqual(["grows"])
     expect(yield* reltuples("grows")).toBe(6000)
   }).pipe(Effect.provide(layerPglite({ dataDir: "memory://" }))), 60_000)
+
+/** Polls until `table` has statistics, for at most `within`; answers how long that took, or null. */
+const analyzedWithin = (table: string, within: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    while (Date.now() - started < Duration.toMillis(within)) {
+      if ((yield* reltuples(table)) >= 0) return Date.now() - started
+      yield* Effect.sleep("50 millis")
+    }
+    return null
+  })
+
+it.live("rows reported written bring the check forward once they have doubled; a handful do not", () =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const growth = yield* StoreGrowth
+    // The tick is an hour away: only a report of writes can bring a check before the test ends.
+    yield* sql`CREATE TABLE grows (id integer PRIMARY KEY, body text NOT NULL)`
+    yield* sql`INSERT INTO grows SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g`
+    yield* growth.wrote(10)
+    expect(yield* analyzedWithin("grows", "1500 millis")).toBeNull()
+    yield* growth.wrote(2000)
+    expect(yield* analyzedWithin("grows", "3 seconds")).not.toBeNull()
+    expect(yield* reltuples("grows")).toBe(2000)
+  }).pipe(Effect.provide(layerEmbedded(Duration.hours(1)).pipe(Layer.provideMerge(layerPglite({ dataDir: "memory://" }))))), 60_000)
+
+/**
+ * A space's first stored group, through the API: the memories table is
+ * analyzed within seconds, not at the next 15 s tick, so the checks of its
+ * history rows stop filtering every memory of the space (docs/footprint.md).
+ */
+layer(testNode(embedded.infrastructure(), { consolidation: false }), { excludeTestServices: true, timeout: Duration.minutes(2) })(
+  "planner statistics of a node's first writes [embedded (PGlite + in-process cache)]",
+  (it) => {
+    it.effect("the memories a first batch stores are analyzed within seconds of the job finishing", () =>
+      Effect.gen(function*() {
+        const owner = yield* signup()
+        const key = (yield* createKey(owner.token)).raw_key
+        const spaceId = `stats-${Date.now()}`
+        expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
+        expect(yield* reltuples("memories")).toBe(-1)
+        const sentence = (i: number) => `Guest ${i} booked the corner table for the ${i % 28 + 1}th and asked for a quiet room upstairs.`
+        const items = Array.from({ length: 100 }, (_, i) => ({ content: Array.from({ length: 6 }, (_, k) => sentence(i * 6 + k)).join(" ") }))
+        const queued = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items } })
+        expect(queued.status, queued.text).toBe(202)
+        for (let waited = 0; ; waited += 100) {
+          const job = (yield* call("GET", `/v1/spaces/${spaceId}/jobs/${queued.body.job_id}`, { token: key })).body
+          if (job.status === "completed") break
+          expect(["queued", "processing"], JSON.stringify(job)).toContain(job.status)
+          expect(waited).toBeLessThan(60_000)
+          yield* Effect.sleep("100 millis")
+        }
+        expect(yield* analyzedWithin("memories", "3 seconds")).not.toBeNull()
+      }))
+  }
+)
