@@ -3,7 +3,17 @@
 // newer than every source; otherwise the TypeScript sources directly, through tsx.
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { setFlagsFromString } from "node:v8"
 import { newestSource } from "./sources.mjs"
+
+// PGlite's WebAssembly runs on V8's baseline compiler (Liftoff) only. By default V8 recompiles each PostgreSQL
+// function that turns warm with its optimizing compiler, in background threads: on a fresh node that is seconds of
+// CPU that its first writes compete with on two cores, and the optimized code stays resident. Measured
+// (docs/footprint.md): those threads' CPU over a node's start and first 500 long turns 5.3-6.6 s -> 3.1-3.3 s;
+// idle after a restart 312 -> 261 MB (one run each); bench:locomo's recall identical, its retrieve latency within
+// its noise. Liftoff covers every instruction on x64 and arm64; elsewhere V8's default stays. Set before PGlite
+// compiles its module.
+if (process.arch === "x64" || process.arch === "arm64") setFlagsFromString("--liftoff-only")
 
 const root = join(import.meta.dirname, "..")
 const stamp = join(root, "dist", "build.json")
