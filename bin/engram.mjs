@@ -14,6 +14,13 @@ import { newestSource } from "./sources.mjs"
 // its noise. Liftoff covers every instruction on x64 and arm64; elsewhere V8's default stays. Set before PGlite
 // compiles its module.
 if (process.arch === "x64" || process.arch === "arm64") setFlagsFromString("--liftoff-only")
+// JavaScript is optimized once a function has run four times V8's default budget (67,584) instead of once: the
+// optimizing compiler's background threads take seconds of a fresh node's CPU over code that is warm only for a
+// moment (compromise in the extraction worker, start-up paths). Measured on a fresh node's 500 long turns
+// (docs/footprint.md): 112 -> 120 turns/s and 14.5 -> 13.1 ms of CPU per turn (five alternated runs each); in four
+// more, 300 retrieves after them took p50/p95 12.9/20.8 ms before and 12.1/19.2 ms after; bench:locomo's recall is
+// identical. Hot code is still optimized, a little later.
+setFlagsFromString("--interrupt-budget=270336")
 
 const root = join(import.meta.dirname, "..")
 const stamp = join(root, "dist", "build.json")
