@@ -70,6 +70,11 @@ interface Cues {
   readonly orgAndPlaceWords: ReadonlySet<string>
   /** False when this compromise has rules the cues do not know: every sentence is then tagged. */
   readonly complete: boolean
+  /**
+   * Plain words compromise does not keep as they are written: its contractions ("gonna": "going to") and aliases
+   * ("plz"). Undefined when its model does not list them: every sentence is then tokenized.
+   */
+  readonly rewritten: ReadonlySet<string> | undefined
 }
 
 const readCues = (): Cues => {
@@ -138,8 +143,12 @@ const readCues = (): Cues => {
     if (typeof match !== "string" || !stringsOf(r.get("tag")).some((tag) => tag.split(/[ |]/).some(cue))) continue
     if (!nlp().parseMatch(match).some(needsName) && !UNPROMPTED.has(String(r.get("reason")))) complete = false
   }
+  const contractions = one.get("contractions")
+  const rewritten = Array.isArray(contractions) && typeof one.get("aliases") === "object"
+    ? new Set([...contractions.flatMap((entry: unknown) => stringsOf(fieldsOf(entry).get("word"))), ...fieldsOf(one.get("aliases")).keys()])
+    : undefined
   return {
-    lexicon, words, phrases, switches, suffixes, patterns, complete,
+    lexicon, words, phrases, switches, suffixes, patterns, complete, rewritten,
     phraseStarts: [...phrases].reduce((starts, phrase) => {
       const words = phrase.split(" ")
       return starts.set(words[0]!, Math.max(starts.get(words[0]!) ?? 0, words.length))
@@ -151,10 +160,13 @@ const readCues = (): Cues => {
 let loadedCues: Cues | undefined
 const cues = () => (loadedCues ??= readCues())
 
+/** What the cues read of a term: compromise's, or one read straight off a plain sentence (`plainTerms`). */
+type TermLike = Pick<Term, "text" | "normal"> & { readonly machine?: unknown; readonly implicit?: unknown; readonly alias?: unknown }
+
 /** The form compromise looks words up by. */
-const wordOf = (term: Term) => ("machine" in term && typeof term.machine === "string" && term.machine !== "" ? term.machine : term.normal)
-const implicitOf = (term: Term) => ("implicit" in term && typeof term.implicit === "string" ? term.implicit : undefined)
-const aliasesOf = (term: Term) => ("alias" in term ? stringsOf(term.alias) : [])
+const wordOf = (term: TermLike) => ("machine" in term && typeof term.machine === "string" && term.machine !== "" ? term.machine : term.normal)
+const implicitOf = (term: TermLike) => ("implicit" in term && typeof term.implicit === "string" ? term.implicit : undefined)
+const aliasesOf = (term: TermLike) => ("alias" in term ? stringsOf(term.alias) : [])
 
 const UPPER = /\p{Lu}/u
 const CAPITALISED = /^\p{Lu}[^\p{Lu}]*$/u
@@ -167,13 +179,13 @@ const endsNamed = (c: Cues, word: string) => {
 }
 
 /** A word compromise's lexicon knows and can only read as a common word (a switch word like "Mark" can be a name). */
-const commonWord = (c: Cues, term: Term) => {
+const commonWord = (c: Cues, term: TermLike) => {
   const flags = c.lexicon.get(wordOf(term))
   return flags !== undefined && (flags & NAMED) === 0 && !c.switches.has(term.normal)
 }
 
 /** Whether any word of the sentence can become (part of) a name under compromise's rules. */
-const mayHoldName = (c: Cues, terms: ReadonlyArray<Term>) => {
+const mayHoldName = (c: Cues, terms: ReadonlyArray<TermLike>) => {
   let street = false
   let value = false
   for (let i = 0; i < terms.length; i++) {
@@ -209,19 +221,90 @@ const mayHoldName = (c: Cues, terms: ReadonlyArray<Term>) => {
   return street && value
 }
 
+/** A word and what follows it: letters, then only the punctuation compromise keeps beside a term (",", "."...). */
+const PLAIN_TOKEN = /^([A-Za-z]+)[,.;:!?]*$/
+const OPENER = /^[A-Z][a-z]+$/
+
 /**
- * The text parsed by compromise, with its tagger run on the sentences that can
- * hold a name (all of them when its rules are not all known here); undefined
- * when none can. People, places, organisations and proper nouns found in it are
- * those a full parse finds.
+ * The terms compromise's tokenizer makes of a sentence, when the sentence is
+ * plain enough to read them off its text: every word lower-case letters (a
+ * capitalised first word, or "I", aside) followed by nothing but trailing
+ * punctuation, none of them a contraction or alias compromise rewrites. Such
+ * a word is one term whose text is the word and whose normal form is it in
+ * lower case, with no other form. Undefined for any other sentence.
  */
-export const parseNames = (text: string): View | undefined => {
-  const c = cues()
-  const doc = nlp().tokenize(text)
+const plainTerms = (c: Cues, sentence: string): Array<TermLike> | undefined => {
+  if (c.rewritten === undefined) return undefined
+  const tokens = sentence.trim().split(/\s+/)
+  const terms: Array<TermLike> = []
+  for (let i = 0; i < tokens.length; i++) {
+    const word = PLAIN_TOKEN.exec(tokens[i]!)?.[1]
+    if (word === undefined) return undefined
+    const normal = word.toLowerCase()
+    if (word !== normal && word !== "I" && !(i === 0 && OPENER.test(word))) return undefined
+    if (c.rewritten.has(normal)) return undefined
+    terms.push({ text: word, normal })
+  }
+  return terms
+}
+
+let loadedSplitter: ((text: string) => ReadonlyArray<string> | undefined) | null | undefined
+/** compromise's own sentence splitter (a small part of its tokenizer); null if this compromise has none where expected. */
+const splitter = () => {
+  if (loadedSplitter !== undefined) return loadedSplitter
+  const world: unknown = nlp().world()
+  const methods = fieldsOf(fieldsOf(world).get("methods"))
+  const split = fieldsOf(fieldsOf(methods.get("one")).get("tokenize")).get("splitSentences")
+  loadedSplitter = typeof split !== "function" ? null : (text: string) => {
+    const out: unknown = Reflect.apply(split, undefined, [text, world])
+    return Array.isArray(out) && out.every((s) => typeof s === "string") ? stringsOf(out) : undefined
+  }
+  return loadedSplitter
+}
+
+/**
+ * compromise's sentences of a text without the ones that provably name no
+ * one (a plain sentence, `plainTerms`, in which none of its words can become
+ * a name): those are not even tokenized. Undefined when the text cannot be
+ * split that way here.
+ */
+const sentencesThatMayName = (c: Cues, text: string): ReadonlyArray<string> | undefined => {
+  const split = splitter()
+  const sentences = split === null ? undefined : split(text)
+  if (sentences === undefined) return undefined
+  return sentences.filter((sentence) => {
+    const terms = plainTerms(c, sentence)
+    return terms === undefined || mayHoldName(c, terms)
+  })
+}
+
+/** Tags the sentences of `doc` that can hold a name; undefined when none can. */
+const tagNamed = (c: Cues, doc: View): View | undefined => {
   doc.compute(["index", "id"])
   const named = c.complete ? doc.filter((sentence) => mayHoldName(c, sentence.docs[0] ?? [])) : doc
   if (!named.found) return undefined
   named.compute(["freeze", "typeahead", "lexicon", "preTagger", "contractionTwo", "postTagger"])
   // The matchers run on the whole document: on a view of some of its sentences, compromise's people() loses a name before a full stop.
   return doc
+}
+
+/**
+ * The text parsed by compromise, with its tagger run on the sentences that can
+ * hold a name (all of them when its rules are not all known here); undefined
+ * when none can. People, places, organisations and proper nouns found in it are
+ * those a full parse finds. The sentences that provably name no one are
+ * left out of the document before compromise tokenizes it (tokenizing is a
+ * fifth of a long turn's extraction); the rest are tokenized together, and if
+ * compromise then splits them differently from how it split the whole text,
+ * the whole text is parsed instead.
+ */
+export const parseNames = (text: string): View | undefined => {
+  const c = cues()
+  const kept = c.complete ? sentencesThatMayName(c, text) : undefined
+  if (kept !== undefined) {
+    if (kept.length === 0) return undefined
+    const doc = nlp().tokenize(kept.join(""))
+    if (doc.document.length === kept.length) return tagNamed(c, doc)
+  }
+  return tagNamed(c, nlp().tokenize(text))
 }
