@@ -16,6 +16,7 @@ import {
   HistoryRow,
   INDEX_COLUMNS,
   IndexedMemoryFromRow,
+  insertedMemory,
   LIST_COLUMNS,
   MemoryFromRow,
   memoryRecord,
@@ -39,7 +40,7 @@ const decodeListed = decodeRows(MemoryFromRow)
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 const decodeIds = decodeRows(Schema.Struct({ id: MemoryId }))
-/** insertDocuments' one row per stored memory (or one empty row), each carrying the replaced ids. */
+/** insertDocuments' one row per stored memory's id (or one empty row), each carrying the replaced ids. */
 const decodeInserted = decodeRows(Schema.Struct({ replaced_ids: Schema.Array(MemoryId), id: Schema.NullOr(Schema.String) }))
 
 /** What an edit sets; `embedding` replaces the vector when the text changed. */
@@ -66,7 +67,10 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
      * memories take positions from `firstPosition` on. Reusing a document_id
      * replaces that document's memories, so of several writes to one
      * document only the last one's memories remain. Answers the stored
-     * memories and the ids of the memories replaced.
+     * memories and the ids of the memories replaced. The stored memories are
+     * made here from what was written (`insertedMemory`), not read back:
+     * echoing every column of a group of 50 long turns (the vectors as hex)
+     * cost PGlite 12-24 ms and the client as much again to parse and decode.
      */
     const insertDocuments = (space: SpaceRef, writes: ReadonlyArray<DocumentWrites>, firstPosition: number, now: Date) =>
       Effect.gen(function*() {
@@ -75,8 +79,12 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         if (last.size === 0) return { memories: [] as ReadonlyArray<IndexedMemory>, replaced: [] as ReadonlyArray<MemoryId> }
         const kept = [...last.values()]
         let position = firstPosition
+        const stored: Array<IndexedMemory> = []
         const memories = kept.flatMap((write) =>
-          write.memories.map((m) => memoryRecord(write.document.documentId, position++, m))
+          write.memories.map((m) => {
+            stored.push(insertedMemory(space, write.document.documentId, position, m, now))
+            return memoryRecord(write.document.documentId, position++, m)
+          })
         )
         // One index probe per document (OFFSET 0 keeps the planner from flattening the lookup): PGlite never
         // gathers statistics, and without them `document_id = ANY(...)` was planned as a scan of the whole space.
@@ -113,23 +121,25 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
               agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
               occurred_end float8, position integer, embedding text, embedder text)
             ORDER BY m.position
-            RETURNING ${indexColumns}
+            RETURNING id, org_id, space_id, position
           ), history AS (
             INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
             SELECT org_id, space_id, id, 'created', NULL, ${now}::timestamptz FROM inserted ORDER BY position
           )
-          SELECT r.replaced_ids, (SELECT count(*) FROM documents_written) AS documents, i.*
+          SELECT r.replaced_ids, (SELECT count(*) FROM documents_written) AS documents, i.id
           FROM (SELECT coalesce(array_agg(id), '{}') AS replaced_ids FROM replaced) r
           LEFT JOIN inserted i ON true`
         const heads = yield* decodeInserted(rows)
         const replacedIds = heads[0]?.replaced_ids ?? []
-        const inserted = yield* decodeIndexed(rows.filter((_, i) => heads[i]!.id !== null))
-        const byId = new Map(inserted.map((memory) => [memory.id as string, memory]))
+        const insertedIds = new Set(heads.flatMap((head) => (head.id === null ? [] : [head.id])))
+        if (insertedIds.size !== stored.length || stored.some((m) => !insertedIds.has(m.id))) {
+          return yield* Effect.dieMessage(`the store inserted ${insertedIds.size} of ${stored.length} memories in one statement`)
+        }
         // The graph follows in the same transaction: the replaced memories' entities uncounted, the new ones counted.
         yield* graph.forget(space, replacedIds)
-        yield* graph.record(space, inserted.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
-        yield* growth.wrote(inserted.length)
-        return { memories: memories.flatMap((m) => byId.get(m.id) ?? []), replaced: replacedIds }
+        yield* graph.record(space, stored.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
+        yield* growth.wrote(stored.length)
+        return { memories: stored, replaced: replacedIds }
       }).pipe(Effect.withSpan("MemoryRepo.insertDocuments", { attributes: { writes: writes.length } }))
 
     return {

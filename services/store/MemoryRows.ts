@@ -196,6 +196,64 @@ export const memoryRecord = (documentId: string, position: number, m: NewMemory)
 
 export const newMemoryId = (random: string) => MemoryId.make(`mem_${random}`)
 
+const utf8 = new TextEncoder()
+/** jsonb's order of an object's keys: shorter first (in UTF-8 bytes), then byte by byte. */
+const jsonbKeyOrder = (a: string, b: string) => {
+  const x = utf8.encode(a)
+  const y = utf8.encode(b)
+  if (x.length !== y.length) return x.length - y.length
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return 0
+}
+
+/** An object's entries as jsonb gives them back: in jsonb's key order, each value likewise. */
+const jsonbObject = (entries: Array<[string, unknown]>): Record<string, unknown> => {
+  const ordered: Record<string, unknown> = {}
+  for (const [key, value] of entries.sort(([a], [b]) => jsonbKeyOrder(a, b))) ordered[key] = asJsonb(value)
+  return ordered
+}
+
+/** A JSON value as a jsonb column gives it back: every object's keys in jsonb's order (values are JSON already). */
+export const asJsonb = (value: unknown): unknown =>
+  Array.isArray(value) ? value.map(asJsonb) : typeof value === "object" && value !== null ? jsonbObject(Object.entries(value)) : value
+
+/**
+ * A memory as its row reads once inserted (`memoryRecord` at `position`, at
+ * `at`): the record as written, each column's default (active, never
+ * consolidated, no sources), metadata in jsonb's key order, the vector's
+ * bytes. What insertDocuments answers without reading the rows back
+ * (test/store/InsertedMemories.test.ts compares the two).
+ */
+export const insertedMemory = (space: SpaceRef, documentId: string, position: number, m: NewMemory, at: Date): IndexedMemory => ({
+  id: m.id,
+  orgId: space.orgId,
+  spaceId: space.spaceId,
+  documentId,
+  text: m.text,
+  sourceText: m.sourceText,
+  context: m.context,
+  type: m.type,
+  state: "active",
+  entities: m.entities.map((entity) => ({ name: entity.name, kind: entity.kind })),
+  metadata: jsonbObject(Object.entries(m.metadata)),
+  tags: [...m.tags],
+  userId: m.userId,
+  agentId: m.agentId,
+  sessionId: m.sessionId,
+  memberId: m.memberId,
+  eventTime: m.eventTime,
+  occurredStart: m.occurredStart,
+  occurredEnd: m.occurredEnd,
+  sourceIds: [],
+  position,
+  consolidatedAt: null,
+  supersededBy: null,
+  createdAt: at,
+  updatedAt: at,
+  embedding: m.embedding === null ? null : Buffer.from(vectorToBytes(m.embedding)),
+  embedder: m.embedder
+})
+
 export type { OrgId, SpaceId }
 
 /**
