@@ -184,6 +184,27 @@ const commonWord = (c: Cues, term: TermLike) => {
   return flags !== undefined && (flags & NAMED) === 0 && !c.switches.has(term.normal)
 }
 
+/** Answers of `wordCue` by a term's forms: the same words come back in every text, and a word's ~100 pattern tests add up. */
+const wordCues = new Map<string, boolean>()
+
+/** Whether a word can become (part of) a name by itself, wherever it stands: lexicon, switch, ending, pattern. */
+const wordCue = (c: Cues, term: TermLike, word: string, implicit: string | undefined) => {
+  const aliases = aliasesOf(term)
+  const key = `${term.text}\u0001${word}\u0001${term.normal}\u0001${implicit ?? ""}\u0001${aliases.join("\u0001")}`
+  let cue = wordCues.get(key)
+  if (cue === undefined) {
+    const switchForm = term.normal !== "" ? term.normal : implicit ?? ""
+    cue = c.words.has(word) || c.words.has(term.normal) || aliases.some((alias) => c.words.has(alias)) ||
+      c.switches.has(switchForm) || c.switches.has(switchForm.replace(SWITCH_PREFIX, "")) ||
+      (implicit !== undefined && c.switches.has(implicit)) ||
+      (!c.lexicon.has(word) && (endsNamed(c, term.normal) || (implicit !== undefined && endsNamed(c, implicit)))) ||
+      c.patterns.some((p) => p.test(word) || p.test(term.text))
+    if (wordCues.size >= 20_000) wordCues.clear()
+    wordCues.set(key, cue)
+  }
+  return cue
+}
+
 /** Whether any word of the sentence can become (part of) a name under compromise's rules. */
 const mayHoldName = (c: Cues, terms: ReadonlyArray<TermLike>) => {
   let street = false
@@ -199,12 +220,7 @@ const mayHoldName = (c: Cues, terms: ReadonlyArray<TermLike>) => {
         (next === undefined || !c.orgAndPlaceWords.has(wordOf(next)))
       if (!opener) return true
     }
-    if (c.words.has(word) || c.words.has(term.normal) || aliasesOf(term).some((alias) => c.words.has(alias))) return true
-    const switchForm = term.normal !== "" ? term.normal : implicit ?? ""
-    if (c.switches.has(switchForm) || c.switches.has(switchForm.replace(SWITCH_PREFIX, ""))) return true
-    if (implicit !== undefined && c.switches.has(implicit)) return true
-    if (!c.lexicon.has(word) && (endsNamed(c, term.normal) || (implicit !== undefined && endsNamed(c, implicit)))) return true
-    if (c.patterns.some((p) => p.test(word) || p.test(term.text))) return true
+    if (wordCue(c, term, word, implicit)) return true
     const longest = c.phraseStarts.get(word) ?? 0
     for (let n = 2, phrase = word; n <= longest && i + n <= terms.length; n++) {
       phrase = `${phrase} ${wordOf(terms[i + n - 1]!)}`
