@@ -2,7 +2,6 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerMemory } from "../services/cache/Cache.ts"
-import { layerRedis } from "../services/cache/RedisCache.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { StartupError } from "./StartupError.ts"
 
@@ -10,7 +9,11 @@ export const Cache = Layer.unwrapEffect(
   Effect.map(AppConfig, ({ redisUrl }) =>
     Option.match(redisUrl, {
       onNone: () => layerMemory,
-      onSome: (url) => layerRedis(url).pipe(Layer.mapError((e) => new StartupError({ message: e.message })))
+      // ioredis is loaded only when Redis is configured.
+      onSome: (url) =>
+        Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../services/cache/RedisCache.ts")), (redis) => redis.layerRedis(url))).pipe(
+          Layer.mapError((e) => new StartupError({ message: e.message }))
+        )
     }))
 )
 

@@ -3,9 +3,6 @@
  * LOG_LEVEL. Traces: exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
  * is set; HttpApi opens a span per request and each service names its own.
  */
-import { NodeSdk } from "@effect/opentelemetry"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 
@@ -21,14 +18,10 @@ export const QuietLogging = Logger.replace(Logger.defaultLogger, Logger.withCons
 
 
 export const Tracing = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
+  Effect.flatMap(AppConfig, (config) =>
     Option.match(config.otlpEndpoint, {
-      onNone: () => Layer.empty,
-      onSome: () =>
-        NodeSdk.layer(() => ({
-          resource: { serviceName: config.serviceName },
-          // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (and _HEADERS) itself and appends /v1/traces.
-          spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter())
-        }))
+      onNone: () => Effect.succeed(Layer.empty),
+      // The SDK is loaded only when traces are exported.
+      onSome: () => Effect.map(Effect.promise(() => import("./OtlpTracing.ts")), (otlp) => otlp.layer(config.serviceName))
     }))
 )

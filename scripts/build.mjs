@@ -36,12 +36,7 @@ const started = performance.now()
 const dist = join(root, "dist")
 rmSync(dist, { recursive: true, force: true })
 try {
-  await build({
-    entryPoints: {
-      engram: join(root, "src/cli/main.ts"),
-      "parse-worker": join(root, "src/documents/ParseWorker.ts"),
-      "extract-worker": join(root, "src/ingestion/ExtractionWorker.ts")
-    },
+  const common = {
     outdir: dist,
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -54,6 +49,19 @@ try {
     sourcemap: "linked",
     logLevel: "warning",
     plugins: [withoutFastCheck]
+  }
+  // The node: code reached only through import() is a chunk of its own, with the packages it imports, which load
+  // when it does. In one file, every package any code imports loaded at start: Stripe, the OpenTelemetry SDK,
+  // ioredis and the MCP SDK, about 0.8 s and 60 MB (measured) for a node that uses none of them.
+  await build({ ...common, entryPoints: { engram: join(root, "src/cli/main.ts") }, splitting: true })
+  // Each worker in one file of its own: chunks shared with the node would carry every export the node uses from a
+  // shared module (the extraction worker's code went from 0.86 MB to 1.47 MB), and a worker starts on the write path.
+  await build({
+    ...common,
+    entryPoints: {
+      "parse-worker": join(root, "src/documents/ParseWorker.ts"),
+      "extract-worker": join(root, "src/ingestion/ExtractionWorker.ts")
+    }
   })
   // The web console's script (served at /console/app.js).
   await build({ ...consoleBuildOptions(root), outfile: join(dist, "console", "app.js") })

@@ -14,7 +14,7 @@ import { CurrentRequestId } from "../domain/RequestContext.ts"
 import type { Authenticator } from "../identity/Authenticator.ts"
 import { Metering } from "../metering/Metering.ts"
 import { McpTools } from "../mcp/McpTools.ts"
-import { makeToolServer, serveOnce, type ToolLimits, UNLIMITED } from "../mcp/ToolServer.ts"
+import { type ToolLimits, UNLIMITED } from "../mcp/ToolLimits.ts"
 import { arrivedOnLoopback, baseUrl, hostAllowed, originAllowed, resourceMetadataUrl, resourceOf } from "../oauth/OAuthMetadata.ts"
 import { OAuthTokens } from "../oauth/OAuthTokens.ts"
 import { defaultCode } from "./ErrorEnvelope.ts"
@@ -43,6 +43,13 @@ const transportFailure = (status: number, text: string) => {
   const code = status === 406 ? "not_acceptable" : defaultCode(status)
   return HttpServerResponse.unsafeJson({ code, message }, { status })
 }
+
+/**
+ * The MCP server library (the SDK and zod: about 0.3 s and 24 MB), loaded by
+ * the first request to /mcp rather than at every start.
+ */
+let toolServer: Promise<typeof import("../mcp/ToolServer.ts")> | undefined
+const loadToolServer = () => (toolServer ??= import("../mcp/ToolServer.ts"))
 
 const OAUTH_BEARER = new RegExp(`^Bearer +(${ACCESS_TOKEN_PREFIX}[A-Za-z0-9]+) *$`, "i")
 
@@ -78,6 +85,7 @@ const handle = Effect.gen(function*() {
   const body = yield* Effect.mapError(request.text, () => new BadRequest({ message: "the request body could not be read" }))
   const tools = yield* McpTools
   const runner = { runtime: yield* Effect.runtime<never>(), requestId: yield* FiberRef.get(CurrentRequestId) }
+  const { makeToolServer, serveOnce } = yield* Effect.promise(loadToolServer)
   const response = yield* Effect.promise((signal) =>
     serveOnce(makeToolServer(tools, principal, runner, limits), toWebRequest(request, body), signal)
   )

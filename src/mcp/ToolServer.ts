@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import * as z from "zod"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import type { McpTools } from "./McpTools.ts"
+import { type ToolLimits, UNLIMITED } from "./ToolLimits.ts"
 import { argumentFailure, forbiddenCall, runTool, type ToolRunner, unknownTool } from "./ToolResult.ts"
 import {
   GetModelArgs,
@@ -64,17 +65,6 @@ const defineTool = <S extends z.ZodType>(name: string, spec: ToolSpec<S>, runner
       : Promise.resolve(argumentFailure(runner.requestId, parsed.error.issues, args))
   }
 })
-
-/**
- * What the credential may reach: an OAuth grant names its spaces (null:
- * all) and may be read-only. API keys and sessions are unlimited.
- */
-export interface ToolLimits {
-  readonly spaces: ReadonlyArray<string> | null
-  readonly canWrite: boolean
-}
-
-export const UNLIMITED: ToolLimits = { spaces: null, canWrite: true }
 
 const WRITE_TOOLS = new Set(["record"])
 
