@@ -79,25 +79,37 @@ const keys = (fact: FactView) => [...fact.terms, ...[...fact.entities].map((e) =
 
 const isSynthesis = (memory: Memory) => memory.type === "note" || memory.type === "experience"
 
-/** Memories planned between two checkpoints: a large space's plan is made in slices, recall going between them. */
-export const SLICE = 1000
+/**
+ * How long the plan runs between two checkpoints, in milliseconds: a large
+ * space's plan is made in slices, and a recall that arrives meanwhile waits
+ * for the slice in progress only. Slices are timed, not counted: a long
+ * turn's facts cost several times a short one's.
+ */
+export const SLICE_MS = 4
 
 /**
- * The plan, made in slices: the generator pauses (yields) every SLICE
- * memories of each pass over the space, so its caller can let waiting work
- * run; `planGroups` runs it through at once.
+ * The plan, made in slices: the generator pauses (yields) once a slice has
+ * run SLICE_MS by `clock` (milliseconds), so its caller can let waiting
+ * work run; `planGroups` runs it through at once.
  */
 export function* planGroupsInSlices(
   memories: Iterable<Memory>,
   pendingIds: ReadonlyArray<string>,
-  newId: () => MemoryId
+  newId: () => MemoryId,
+  clock: () => number = () => performance.now()
 ): Generator<void, GroupsPlan> {
-  let done = 0
+  let sliceStarted = clock()
+  /** Whether the slice has run its time (the clock is read every `every` steps). */
+  let steps = 0
+  const due = (every: number) => ++steps % every === 0 && clock() - sliceStarted >= SLICE_MS
+  const resumed = () => {
+    sliceStarted = clock()
+  }
   const all = [...memories].filter((m) => m.state === "active")
   const facts = new Map<string, FactView>()
   for (const memory of all) {
     if (memory.type === "fact") facts.set(memory.id, view(memory))
-    if (++done % SLICE === 0) yield
+    if (due(64)) yield resumed()
   }
 
   // Information weight of a term: rare across the space's facts weighs more. The prior keeps a small
@@ -105,7 +117,7 @@ export function* planGroupsInSlices(
   const df = new Map<string, number>()
   for (const fact of facts.values()) {
     for (const key of keys(fact)) df.set(key, (df.get(key) ?? 0) + 1)
-    if (++done % SLICE === 0) yield
+    if (due(16)) yield resumed()
   }
   const weight = (key: string) => Math.log(1 + (facts.size + TUNING.prior) / ((df.get(key) ?? 0) + 1))
   // A shared entity relates two facts, unless it is someone the space's facts are by (in a conversation, the
@@ -157,15 +169,11 @@ export function* planGroupsInSlices(
     }
     for (const source of sources) addTo(group, source)
     groups.set(group.id, group)
-    done += sources.length
-    if (done >= SLICE) {
-      done = 0
-      yield
-    }
+    if (due(4)) yield resumed()
   }
   // Facts in no note are candidates too.
   for (const fact of facts.values()) {
-    if (++done % SLICE === 0) yield
+    if (due(16)) yield resumed()
     if (groupOf.has(fact.memory.id)) continue
     const candidate = candidateKey("f", fact.memory.id)
     for (const key of keys(fact)) index(fact.bucket, key, candidate)
@@ -175,7 +183,7 @@ export function* planGroupsInSlices(
   const attributes = new Map<string, ReadonlyArray<AttributeValue>>()
   const stating = new Map<string, Array<FactView>>()
   for (const fact of facts.values()) {
-    if (++done % SLICE === 0) yield
+    if (due(16)) yield resumed()
     const found = fact.subject === null ? [] : statedBy(fact.memory)
     attributes.set(fact.memory.id, found)
     for (const attribute of found) {
@@ -213,10 +221,9 @@ export function* planGroupsInSlices(
   const supersededBy = new Map<MemoryId, MemoryId>()
   const pending = pendingIds.flatMap((id) => facts.get(id) ?? []).sort((a, b) => a.time - b.time || a.memory.position - b.memory.position)
 
-  let placed = 0
   for (const fact of pending) {
-    // Each pending fact is compared with up to maxCandidates others: a slice is a few of them.
-    if (++placed % 20 === 0) yield
+    // Each pending fact is compared with up to maxCandidates others: the clock is read after each.
+    if (due(1)) yield resumed()
     if (groupOf.has(fact.memory.id)) continue
 
     // A changed attribute: every fact of the bucket stating it shares one note.
@@ -244,7 +251,13 @@ export function* planGroupsInSlices(
     // The share is of the fact's words; a shared entity relates facts on its own (see `telling`).
     const total = [...fact.terms].reduce((sum, key) => sum + weight(key), 0)
     if (total === 0 && fact.entities.size === 0) continue
-    const probes = keys(fact).sort((a, b) => weight(b) - weight(a)).slice(0, TUNING.probes)
+    const factKeys = keys(fact)
+    // What each key adds when a candidate shares it, worked out once for all the candidates.
+    const shares = factKeys.map((key) => {
+      const isEntity = key.startsWith("e:")
+      return { key, isEntity, telling: isEntity && telling(key.slice(2)), weight: isEntity ? 0 : weight(key) }
+    })
+    const probes = [...factKeys].sort((a, b) => weight(b) - weight(a)).slice(0, TUNING.probes)
     const perBucket = byKey.get(fact.bucket)
     const candidates = new Set<string>()
     gather: for (const key of probes) {
@@ -269,13 +282,13 @@ export function* planGroupsInSlices(
       } else if (facts.get(id)!.gist === "") {
         continue
       }
-      for (const key of keys(fact)) {
-        if (!has(key)) continue
-        if (key.startsWith("e:")) {
-          if (telling(key.slice(2))) entity = true
+      for (const share of shares) {
+        if (!has(share.key)) continue
+        if (share.isEntity) {
+          if (share.telling) entity = true
           continue
         }
-        shared += weight(key)
+        shared += share.weight
         count++
       }
       const score = total === 0 ? 0 : shared / total

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { Memory } from "../../src/domain/Memory.ts"
 import { offlineText } from "../../src/consolidation/Consolidator.ts"
-import { planGroups, planSummaries } from "../../src/consolidation/Planner.ts"
+import { planGroups, planGroupsInSlices, planSummaries, SLICE_MS } from "../../src/consolidation/Planner.ts"
 import { summaryText } from "../../src/consolidation/Synthesis.ts"
 
 let counter = 0
@@ -97,6 +97,44 @@ describe("consolidation planner", () => {
 })
 
 void planSummaries
+
+describe("the plan in slices", () => {
+  const topics = ["marathon training", "balcony tomatoes", "the pottery class", "a sailing trip", "jazz records", "the night market"]
+  const many = Array.from({ length: 300 }, (_, i) =>
+    fact(`${["Nina", "Omar", "Lena"][i % 3]}: I talked about ${topics[i % topics.length]} again on day ${i} with friends.`, "2024-07-01", {
+      position: i
+    }))
+  const pending = many.slice(100).map((m) => m.id)
+  const plan = (steps: Generator<void, ReturnType<typeof planGroups>>) => {
+    let pauses = 0
+    for (;;) {
+      const next = steps.next()
+      if (next.done) return { plan: next.value, pauses }
+      pauses++
+    }
+  }
+  const shown = (p: ReturnType<typeof planGroups>) => JSON.stringify(p.groups.map((g) => [g.id, g.facts.map((f) => f.memory.id)]))
+
+  it("pauses once a slice has run SLICE_MS, however few memories it has done, and plans the same as in one go", () => {
+    let idsA = 0
+    let idsB = 0
+    const whole = planGroups(many, pending, () => MemoryId.make(`n_${++idsA}`))
+    // A clock that moves a whole slice on each reading: every check finds the slice over.
+    let now = 0
+    const sliced = plan(planGroupsInSlices(many, pending, () => MemoryId.make(`n_${++idsB}`), () => (now += SLICE_MS)))
+    expect(shown(sliced.plan)).toBe(shown(whole))
+    expect(whole.groups.length).toBeGreaterThan(10)
+    // At least one pause after each pending fact, whose comparisons are the costly part.
+    expect(sliced.pauses).toBeGreaterThanOrEqual(pending.length)
+  })
+
+  it("does not pause while a slice is within its time", () => {
+    let ids = 0
+    const still = plan(planGroupsInSlices(many, pending, () => MemoryId.make(`n_${++ids}`), () => 0))
+    expect(still.pauses).toBe(0)
+    expect(still.plan.groups.length).toBeGreaterThan(10)
+  })
+})
 
 describe("summaries", () => {
   const note = (text: string, start: string, end: string, subject = "Gina") =>
