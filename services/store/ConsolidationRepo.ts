@@ -10,7 +10,7 @@ import type { MemoryId, SpaceRef } from "../../src/domain/Ids.ts"
 import { MemoryId as MemoryIdSchema, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { INDEX_COLUMNS, IndexedMemoryFromRow, vectorToBytes } from "./MemoryRows.ts"
+import { asJsonbObject, INDEX_COLUMNS, IndexedMemoryFromRow, vectorToBytes } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** The document every synthesis of a space belongs to (the `svc:` prefix is reserved: no caller can write it). */
@@ -46,6 +46,18 @@ export interface RunRecord {
 
 const decodeIndexed = decodeRows(IndexedMemoryFromRow)
 const decodeIds = decodeRows(Schema.Struct({ id: MemoryIdSchema }))
+const decodeSettled = decodeRows(Schema.Struct({
+  id: MemoryIdSchema,
+  consolidated_at: Timestamptz,
+  superseded_by: Schema.NullOr(MemoryIdSchema)
+}))
+
+/** A fact a run settled, as its row reads now: what `settle` changed of it. */
+export interface SettledFact {
+  readonly id: MemoryId
+  readonly consolidatedAt: Date
+  readonly supersededBy: MemoryId | null
+}
 const RunRow = Schema.Struct({
   id: Int8,
   engine: Schema.String,
@@ -78,12 +90,64 @@ const record = (s: Synthesis, position: number) => ({
   embedder: s.embedder
 })
 
+/**
+ * A synthesis as its row reads once inserted at `position` at `now` (the
+ * record as written, the columns' defaults, metadata in jsonb's key order):
+ * what `insert` answers without reading the rows back
+ * (test/store/InsertedMemories.test.ts compares the two).
+ */
+const insertedSynthesis = (space: SpaceRef, s: Synthesis, position: number, now: Date): IndexedMemory => ({
+  id: s.id,
+  orgId: space.orgId,
+  spaceId: space.spaceId,
+  documentId: SYNTHESIS_DOCUMENT,
+  text: s.text,
+  sourceText: s.text,
+  context: "",
+  type: s.type,
+  state: "active",
+  entities: s.entities.map((entity) => ({ name: entity.name, kind: entity.kind })),
+  metadata: asJsonbObject(s.metadata),
+  tags: [...s.tags],
+  userId: s.userId,
+  agentId: s.agentId,
+  sessionId: null,
+  memberId: null,
+  eventTime: s.eventTime,
+  occurredStart: s.occurredStart,
+  occurredEnd: s.occurredEnd,
+  sourceIds: [...s.sourceIds],
+  position,
+  consolidatedAt: now,
+  supersededBy: null,
+  createdAt: now,
+  updatedAt: now,
+  embedding: s.embedding === null ? null : Buffer.from(vectorToBytes(s.embedding)),
+  embedder: s.embedder
+})
+
+/** A synthesis rewritten at `now`: the row as it was, with what `rewrite` sets (the same columns, read alike). */
+const rewrittenSynthesis = (before: Memory, after: Synthesis, now: Date): IndexedMemory => ({
+  ...insertedSynthesis({ orgId: before.orgId, spaceId: before.spaceId }, after, before.position, now),
+  documentId: before.documentId,
+  context: before.context,
+  type: before.type,
+  state: before.state,
+  userId: before.userId,
+  agentId: before.agentId,
+  sessionId: before.sessionId,
+  memberId: before.memberId,
+  consolidatedAt: before.consolidatedAt,
+  supersededBy: before.supersededBy,
+  createdAt: before.createdAt
+})
+
 export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engram/store/ConsolidationRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const indexColumns = sql.literal(INDEX_COLUMNS)
 
-    /** New syntheses, positions from `firstPosition` on. */
+    /** New syntheses, positions from `firstPosition` on, as their rows read (not read back: see `insertedSynthesis`). */
     const insert = (space: SpaceRef, syntheses: ReadonlyArray<Synthesis>, firstPosition: number, now: Date) =>
       Effect.gen(function*() {
         if (syntheses.length === 0) return [] as ReadonlyArray<IndexedMemory>
@@ -91,7 +155,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
           VALUES (${space.orgId}, ${space.spaceId}, ${SYNTHESIS_DOCUMENT}, 'memory', 0, '{}', ${now}, ${now})
           ON CONFLICT (org_id, space_id, document_id) DO UPDATE SET updated_at = EXCLUDED.updated_at`
         const rows = syntheses.map((s, i) => record(s, firstPosition + i))
-        const inserted = yield* sql`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text, context,
+        yield* sql`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text, context,
             type, entities, metadata, tags, user_id, agent_id, event_time, occurred_start, occurred_end, source_ids,
             position, embedding, embedder, consolidated_at, created_at, updated_at)
           SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, ${SYNTHESIS_DOCUMENT}, m.text, m.text, '', m.type,
@@ -101,15 +165,18 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
           FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS m(id text, type text, text text, entities jsonb,
             metadata jsonb, tags text[], user_id text, agent_id text, event_time float8, occurred_start float8,
             occurred_end float8, source_ids text[], position integer, embedding text, embedder text)
-          ORDER BY m.position
-          RETURNING ${indexColumns}`.pipe(Effect.flatMap(decodeIndexed))
+          ORDER BY m.position`
         yield* sql`INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
           SELECT ${space.orgId}, ${space.spaceId}, id, 'created', NULL, ${now}::timestamptz
           FROM unnest(${syntheses.map((s) => s.id)}::text[]) AS id`
-        return inserted
+        return syntheses.map((s, i) => insertedSynthesis(space, s, firstPosition + i, now))
       })
 
-    /** Rewrites syntheses (text, sources, entities, times, vector); what each said before goes to its history. */
+    /**
+     * Rewrites syntheses (text, sources, entities, times, vector); what each
+     * said before goes to its history. Answers those rewritten as their rows
+     * read now, from what was written (only their ids are read back).
+     */
     const rewrite = (space: SpaceRef, changes: ReadonlyArray<{ readonly before: Memory; readonly after: Synthesis }>, now: Date) =>
       Effect.gen(function*() {
         if (changes.length === 0) return [] as ReadonlyArray<IndexedMemory>
@@ -119,7 +186,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             id: before.id,
             previous: { text: before.text, context: before.context, metadata: before.metadata, tags: before.tags, state: before.state }
           })))}::jsonb) AS v(id text, previous jsonb)`
-        return yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, entities = v.entities,
+        const updated = yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, entities = v.entities,
             metadata = v.metadata, tags = v.tags, event_time = to_timestamp(v.event_time / 1000),
             occurred_start = to_timestamp(v.occurred_start / 1000), occurred_end = to_timestamp(v.occurred_end / 1000),
             source_ids = v.source_ids, embedding = decode(v.embedding, 'base64'), embedder = v.embedder,
@@ -128,7 +195,9 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             AS v(id text, text text, entities jsonb, metadata jsonb, tags text[], event_time float8, occurred_start float8,
               occurred_end float8, source_ids text[], embedding text, embedder text)
           WHERE m.id = v.id AND m.org_id = ${space.orgId} AND m.space_id = ${space.spaceId}
-          RETURNING ${sql.literal(INDEX_COLUMNS.split(",").map((c) => `m.${c.trim()}`).join(", "))}`.pipe(Effect.flatMap(decodeIndexed))
+          RETURNING m.id`.pipe(Effect.flatMap(decodeIds))
+        const rewritten = new Set(updated.map((row) => row.id))
+        return changes.flatMap(({ after, before }) => (rewritten.has(before.id) ? [rewrittenSynthesis(before, after, now)] : []))
       })
 
     const remove = (space: SpaceRef, ids: ReadonlyArray<string>) =>
@@ -137,7 +206,10 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
         : sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ANY(${ids})
             RETURNING id`.pipe(Effect.flatMap(decodeIds))
 
-    /** Facts settled by a run (no longer pending), and facts superseded by newer ones; answers them as they are now. */
+    /**
+     * Facts settled by a run (no longer pending), and facts superseded by
+     * newer ones; answers what changed of each (the rest of its row did not).
+     */
     const settle = (
       space: SpaceRef,
       considered: ReadonlyArray<MemoryId>,
@@ -151,10 +223,11 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             WHERE m.id = v.fact AND m.org_id = ${space.orgId} AND m.space_id = ${space.spaceId}`
         }
         const ids = [...new Set([...considered, ...superseded.map((s) => s.fact)])]
-        if (ids.length === 0) return [] as ReadonlyArray<IndexedMemory>
-        return yield* sql`UPDATE memories SET consolidated_at = coalesce(consolidated_at, ${now}::timestamptz)
+        if (ids.length === 0) return [] as ReadonlyArray<SettledFact>
+        const rows = yield* sql`UPDATE memories SET consolidated_at = coalesce(consolidated_at, ${now}::timestamptz)
           WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ANY(${ids})
-          RETURNING ${indexColumns}`.pipe(Effect.flatMap(decodeIndexed))
+          RETURNING id, consolidated_at, superseded_by`.pipe(Effect.flatMap(decodeSettled))
+        return rows.map((row): SettledFact => ({ id: row.id, consolidatedAt: row.consolidated_at, supersededBy: row.superseded_by }))
       })
 
     /** Facts to consolidate again (the notes built on them went); answers them as they are now. */

@@ -213,6 +213,9 @@ const jsonbObject = (entries: Array<[string, unknown]>): Record<string, unknown>
   return ordered
 }
 
+/** A JSON object as a jsonb column gives it back: its keys (and every nested object's) in jsonb's order. */
+export const asJsonbObject = (value: Readonly<Record<string, unknown>>): Record<string, unknown> => jsonbObject(Object.entries(value))
+
 /** A JSON value as a jsonb column gives it back: every object's keys in jsonb's order (values are JSON already). */
 export const asJsonb = (value: unknown): unknown =>
   Array.isArray(value) ? value.map(asJsonb) : typeof value === "object" && value !== null ? jsonbObject(Object.entries(value)) : value
@@ -235,7 +238,7 @@ export const insertedMemory = (space: SpaceRef, documentId: string, position: nu
   type: m.type,
   state: "active",
   entities: m.entities.map((entity) => ({ name: entity.name, kind: entity.kind })),
-  metadata: jsonbObject(Object.entries(m.metadata)),
+  metadata: asJsonbObject(m.metadata),
   tags: [...m.tags],
   userId: m.userId,
   agentId: m.agentId,

@@ -326,10 +326,14 @@ export const makeWriter = (deps: {
           yield* consolidation.recordRun(space, { ...changes.run, ...run, facts: changes.considered.length }, at)
           const changedAny = run.created + run.updated + run.deleted > 0
           const queued = changedAny ? yield* outbox(() => [memoryConsolidated(space, run, at)], at) : 0
-          return { changed: [...created, ...updated, ...settled], removed, queued }
+          return { changed: [...created, ...updated], settled, removed, queued }
         }))
         for (const { id } of written.removed) state.remove(id)
         for (const memory of written.changed) state.put(memory)
+        for (const fact of written.settled) {
+          const before = state.get(fact.id)
+          if (before !== undefined) state.put({ ...before, consolidatedAt: fact.consolidatedAt, supersededBy: fact.supersededBy })
+        }
         yield* afterOutbox(written.queued)
         return true
       }).pipe(exclusive("consolidate"), Effect.tap((applied) => (applied ? onRecorded : Effect.void)))

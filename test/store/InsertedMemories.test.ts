@@ -1,16 +1,17 @@
 /**
- * insertDocuments answers the memories it stored without reading their rows
- * back: what it answers must be exactly what the store holds, as loading the
- * space reads it (the index of a node that restarts is built from the rows).
- * Metadata comes back from jsonb with its keys reordered; nested objects,
- * arrays and numbers too.
+ * insertDocuments, and consolidation's insert, rewrite and settle, answer the
+ * memories they stored without reading their rows back: what they answer
+ * must be exactly what the store holds, as loading the space reads it (the
+ * index of a node that restarts is built from the rows). Metadata comes back
+ * from jsonb with its keys reordered; nested objects, arrays and numbers too.
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Embedder } from "../../services/embedder/Embedder.ts"
+import { ConsolidationRepo, type Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { asJsonb, newMemoryId } from "../../services/store/MemoryRows.ts"
-import { OrgId, SpaceId } from "../../src/domain/Ids.ts"
+import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import { call, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
@@ -62,6 +63,90 @@ eachProfile("memories as stored", (it) => {
       expect(answered.memories.map((m) => m.position)).toEqual([40, 41, 42])
       expect(Object.keys(answered.memories[1]!.metadata)).toEqual(["a", "ab", "mm", "é", "zebra", "日本"])
     }).pipe(Effect.provide(MemoryRepo.Default)))
+
+  it.effect("what consolidation's insert, rewrite and settle answer equals the rows the space loads", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup()
+      const spaceId = `consolidated-${Date.now()}`
+      expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
+      const space = { orgId: OrgId.make(owner.orgId), spaceId: SpaceId.make(spaceId) }
+      const repo = yield* MemoryRepo
+      const consolidation = yield* ConsolidationRepo
+      const embedder = yield* Embedder
+      const facts = ["Maya moved to Porto in May.", "Maya now lives in Lisbon.", "Jon plays the cello."]
+      const factVectors = yield* embedder.embed(facts)
+      const at = new Date(Date.UTC(2026, 10, 27, 9, 30, 15, 123))
+      yield* repo.transaction(repo.insertDocuments(space, facts.map((text, i) => ({
+        document: { documentId: `doc_fact_${i}`, source: "memory" as const, textLength: text.length, tags: [] },
+        memories: [{
+          id: newMemoryId(`fact${i}`),
+          text,
+          sourceText: text,
+          context: "",
+          type: "fact" as const,
+          entities: [{ name: text.split(" ")[0]!, kind: "person" }],
+          metadata: {},
+          tags: [],
+          userId: "user-1",
+          agentId: null,
+          sessionId: null,
+          memberId: null,
+          eventTime: new Date(Date.UTC(2024, 4, 7 + i)),
+          occurredStart: null,
+          occurredEnd: null,
+          embedding: factVectors[i]!,
+          embedder: embedder.id
+        }]
+      })), 0, at))
+      const [porto, lisbon, cello] = facts.map((_, i) => MemoryId.make(`mem_fact${i}`))
+      const texts = ["Maya: lived in Porto, now in Lisbon.", "Maya: a summary of where she lived.", "Maya: moved from Porto to Lisbon in 2024."]
+      const vectors = yield* embedder.embed(texts)
+      const synthesis = (i: number, id: string, sources: ReadonlyArray<MemoryId>): Synthesis => ({
+        id: MemoryId.make(id),
+        type: i === 1 ? "summary" : "note",
+        text: texts[i]!,
+        entities: [{ name: "Maya", kind: "person" }, { name: "Lisbon", kind: "place" }],
+        metadata: METADATA[1 + (i % 2)]!,
+        tags: i === 1 ? [] : ["b", "a"],
+        userId: "user-1",
+        agentId: i === 1 ? "agent-1" : null,
+        eventTime: new Date(Date.UTC(2024, 4, 8, 10, 0, 0, 321 + i)),
+        occurredStart: i === 0 ? new Date(Date.UTC(2024, 4, 1)) : null,
+        occurredEnd: i === 0 ? new Date(Date.UTC(2024, 4, 31, 23, 59, 59, 999)) : null,
+        sourceIds: sources,
+        embedding: i === 1 ? null : vectors[i]!,
+        embedder: i === 1 ? null : embedder.id
+      })
+      const byId = <A extends { readonly id: string }>(rows: ReadonlyArray<A>) => new Map(rows.map((row) => [row.id, row]))
+
+      const created = yield* repo.transaction(consolidation.insert(space, [synthesis(0, "mem_note1", [porto, lisbon]), synthesis(1, "mem_summary1", [])], 3, at))
+      const afterInsert = byId(yield* repo.loadSpace(space))
+      expect(created.map((m) => m.position)).toEqual([3, 4])
+      for (const memory of created) {
+        expect(memory).toEqual(afterInsert.get(memory.id))
+        expect(JSON.stringify(memory)).toBe(JSON.stringify(afterInsert.get(memory.id)))
+      }
+
+      const later = new Date(at.getTime() + 60_000)
+      const before = afterInsert.get(MemoryId.make("mem_note1"))!
+      const rewritten = yield* repo.transaction(consolidation.rewrite(space, [{ before, after: synthesis(2, "mem_note1", [porto, lisbon, cello]) }], later))
+      const afterRewrite = byId(yield* repo.loadSpace(space))
+      expect(rewritten).toHaveLength(1)
+      expect(rewritten[0]!.text).toBe(texts[2])
+      expect(rewritten[0]).toEqual(afterRewrite.get(MemoryId.make("mem_note1")))
+      expect(JSON.stringify(rewritten[0])).toBe(JSON.stringify(afterRewrite.get(MemoryId.make("mem_note1"))))
+
+      const settled = yield* repo.transaction(consolidation.settle(space, [porto, lisbon], [{ fact: porto, by: lisbon }], later))
+      const afterSettle = byId(yield* repo.loadSpace(space))
+      expect(settled.map((fact) => fact.id).sort()).toEqual([porto, lisbon].sort())
+      for (const fact of settled) {
+        const row = afterSettle.get(fact.id)!
+        expect({ ...afterRewrite.get(fact.id)!, consolidatedAt: fact.consolidatedAt, supersededBy: fact.supersededBy }).toEqual(row)
+        expect(row.consolidatedAt).toEqual(later)
+      }
+      expect(afterSettle.get(porto)!.supersededBy).toBe(lisbon)
+      expect(afterSettle.get(lisbon)!.supersededBy).toBeNull()
+    }).pipe(Effect.provide([MemoryRepo.Default, ConsolidationRepo.Default])))
 })
 
 it("jsonb's key order: by length in UTF-8 bytes, then byte by byte, at every depth", () => {
