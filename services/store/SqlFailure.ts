@@ -1,6 +1,7 @@
 /**
- * The repository boundary: a store that cannot be reached becomes a typed
- * `ServiceUnavailable` (503); any other SQL failure is a bug and becomes a defect.
+ * The repository boundary: a store that cannot be reached, or that cancelled
+ * a statement no one here asked it to, becomes a typed `ServiceUnavailable`
+ * (503); any other SQL failure is a bug and becomes a defect.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
@@ -22,6 +23,15 @@ export const isUnreachable = (error: SqlError) => {
   return /connect|terminat|timeout|closed/i.test(message ?? error.message)
 }
 
+/**
+ * PostgreSQL cancelled the statement (57014). Nothing here cancels a
+ * statement that is still wanted: the driver cancels an interrupted fiber's
+ * statement with `pg_cancel_backend`, and a cancel that reaches the server
+ * as that statement ends can land on the next one its pooled connection
+ * runs, another request's. Transient: the same call succeeds when tried again.
+ */
+export const isCancelled = (error: SqlError) => pgCode(error) === "57014"
+
 export const isUniqueViolation = (error: SqlError) => pgCode(error) === "23505"
 
 export const isForeignKeyViolation = (error: SqlError) => pgCode(error) === "23503"
@@ -33,5 +43,9 @@ export const storeFailure = <A, E, R>(
     isUnreachable(error)
       ? Effect.logError("store unreachable", error.message).pipe(
         Effect.zipRight(new ServiceUnavailable({ message: "the store is unavailable; try again shortly" }))
+      )
+      : isCancelled(error)
+      ? Effect.logWarning("the store cancelled a statement", error.message).pipe(
+        Effect.zipRight(new ServiceUnavailable({ message: "the store cancelled the statement; try again" }))
       )
       : Effect.die(error))
