@@ -84,6 +84,11 @@ const zScore = (sample: ReadonlyArray<number>) => {
   return (x: number) => (x - mean) / sd
 }
 
+/** Whether two versions of a document index the same words, entities, group and position. */
+const sameWords = (a: IndexDoc, b: IndexDoc) =>
+  a.text === b.text && (a.keywordExtra ?? "") === (b.keywordExtra ?? "") && a.groupKey === b.groupKey &&
+  a.position === b.position && a.entities.length === b.entities.length && a.entities.every((e, i) => e === b.entities[i])
+
 /** `D` is the caller's document type: a query's `eligible` gets the document back, with whatever it carries. */
 export class HybridIndex<D extends IndexDoc = IndexDoc> {
   private readonly entries = new Map<string, Entry<D>>()
@@ -105,8 +110,23 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
     return this.entries.has(id)
   }
 
+  /**
+   * Adds or replaces a document. A replacement whose words, entities, group
+   * and position are its predecessor's (a fact settled or superseded, a
+   * memory retired or its tags changed) keeps what was derived from them:
+   * its keyword postings, entity set and word vectors.
+   */
   upsert(doc: D) {
     const previous = this.entries.get(doc.id)
+    if (previous && sameWords(previous.doc, doc)) {
+      const entry: Entry<D> = { ...previous, doc }
+      this.entries.set(doc.id, entry)
+      this.slots[entry.slot] = entry
+      this.admission.setActive(entry.slot, doc.active !== false)
+      if (doc.vector) this.vectors.set(entry.slot, doc.vector)
+      else this.vectors.delete(entry.slot)
+      return
+    }
     if (previous) this.detach(previous)
     const slot = previous?.slot ?? this.free.pop() ?? this.slots.length
     const entry: Entry<D> = {

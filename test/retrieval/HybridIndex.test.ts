@@ -52,6 +52,29 @@ describe("HybridIndex", () => {
     expect(plain.search({ text: "Does Marco live in Milan or in Turin now?", mode: "fast", limit: 2 })[0]!.id).toBe("asked")
   })
 
+  it("a document replaced with the same words but new flags ranks as in an index built with it so", () => {
+    const texts = ["Marco lives in Milan now.", "Marco lived in Turin until May.", "Marco's sister lives in Rome.",
+      "Where does Marco live now?", "Ines moved to Milan for work.", "The Turin flat had a small balcony."]
+    const first = texts.map((text, i) => doc(`m${i}`, text, { keywordExtra: "7 May 2024", position: i, groupKey: "s:1", entities: ["Marco"] }))
+    const final = first.map((d, i) => ({ ...d, superseded: i === 1, active: i !== 4, asks: i === 3 }))
+    const updated = new HybridIndex()
+    for (const d of first) updated.upsert(d)
+    for (const d of final) updated.upsert(d)
+    // A replacement with other words is indexed anew: its old words no longer find it.
+    updated.upsert({ ...final[5]!, text: "The Turin flat had a garden." })
+    const fresh = new HybridIndex()
+    for (const d of [...final.slice(0, 5), { ...final[5]!, text: "The Turin flat had a garden." }]) fresh.upsert(d)
+    for (const query of ["Where does Marco live now?", "Turin", "Milan", "balcony", "garden", "Marco's sister"]) {
+      for (const mode of ["fast", "accurate"] as const) {
+        const got = updated.search({ text: query, mode, limit: 10 })
+        expect(got).toEqual(fresh.search({ text: query, mode, limit: 10 }))
+        expect(got.map((h) => h.id)).not.toContain("m4")
+      }
+    }
+    expect(updated.search({ text: "balcony", mode: "fast", limit: 10 })).toEqual([])
+    expect(updated.search({ text: "garden", mode: "fast", limit: 10 }).map((h) => h.id)).toEqual(["m5"])
+  })
+
   it("never returns an ineligible memory, and removal is immediate", () => {
     const index = new HybridIndex()
     index.upsert(doc("a", "green tea with honey"))
