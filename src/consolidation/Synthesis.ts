@@ -80,13 +80,23 @@ const GENERIC = new Set(("make made makes making like likes liked will going gon
   "ways there sure right well much many more most every always never something anything everything someone anyone everyone " +
   "lately today tonight yesterday tomorrow week weeks month months year years day days still even ever back soon later").split(" "))
 
+type NoteWord = { readonly word: string; readonly spelling: string }
+/** A note's words, per memory object (immutable): every run weighs all the space's notes, most of them unchanged. */
+const wordsOfNotes = new WeakMap<Memory, ReadonlyArray<NoteWord>>()
+
 /**
  * The words of a note a summary may name, each with its spelling: not its
  * subject's label nor its dates, not stopwords, pleasantries, month names,
  * generic words or words under four letters; a possessive counts as its name.
  */
-export const noteWords = (note: Memory): ReadonlyArray<{ readonly word: string; readonly spelling: string }> => {
-  const text = note.text.replace(/^[^:]{1,40}:\s+/, "").replace(/\([^()]{1,40}\)/g, " ")
+export const noteWords = (note: Memory): ReadonlyArray<NoteWord> => {
+  let known = wordsOfNotes.get(note)
+  if (known === undefined) wordsOfNotes.set(note, (known = readNoteWords(note.text)))
+  return known
+}
+
+const readNoteWords = (noteText: string): ReadonlyArray<NoteWord> => {
+  const text = noteText.replace(/^[^:]{1,40}:\s+/, "").replace(/\([^()]{1,40}\)/g, " ")
   const out: Array<{ word: string; spelling: string }> = []
   for (const token of text.match(/\p{L}[\p{L}'’-]*/gu) ?? []) {
     const spelling = token.replace(/['’]s$/u, "")
