@@ -10,7 +10,7 @@ import type { MemoryId, SpaceRef } from "../../src/domain/Ids.ts"
 import { MemoryId as MemoryIdSchema, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { asJsonbObject, INDEX_COLUMNS, IndexedMemoryFromRow, vectorToBytes } from "./MemoryRows.ts"
+import { INDEX_COLUMNS, IndexedMemoryFromRow, insertedMemory, vectorToBytes } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** The document every synthesis of a space belongs to (the `svc:` prefix is reserved: no caller can write it). */
@@ -91,39 +91,15 @@ const record = (s: Synthesis, position: number) => ({
 })
 
 /**
- * A synthesis as its row reads once inserted at `position` at `now` (the
- * record as written, the columns' defaults, metadata in jsonb's key order):
- * what `insert` answers without reading the rows back
- * (test/store/InsertedMemories.test.ts compares the two).
+ * A synthesis as its row reads once inserted at `position` at `now`: a
+ * memory as `insertDocuments` stores it (`insertedMemory`), with its sources
+ * and settled when written. What `insert` answers without reading the rows
+ * back (test/store/InsertedMemories.test.ts compares the two).
  */
 const insertedSynthesis = (space: SpaceRef, s: Synthesis, position: number, now: Date): IndexedMemory => ({
-  id: s.id,
-  orgId: space.orgId,
-  spaceId: space.spaceId,
-  documentId: SYNTHESIS_DOCUMENT,
-  text: s.text,
-  sourceText: s.text,
-  context: "",
-  type: s.type,
-  state: "active",
-  entities: s.entities.map((entity) => ({ name: entity.name, kind: entity.kind })),
-  metadata: asJsonbObject(s.metadata),
-  tags: [...s.tags],
-  userId: s.userId,
-  agentId: s.agentId,
-  sessionId: null,
-  memberId: null,
-  eventTime: s.eventTime,
-  occurredStart: s.occurredStart,
-  occurredEnd: s.occurredEnd,
+  ...insertedMemory(space, SYNTHESIS_DOCUMENT, position, { ...s, sourceText: s.text, context: "", sessionId: null, memberId: null }, now),
   sourceIds: [...s.sourceIds],
-  position,
-  consolidatedAt: now,
-  supersededBy: null,
-  createdAt: now,
-  updatedAt: now,
-  embedding: s.embedding === null ? null : Buffer.from(vectorToBytes(s.embedding)),
-  embedder: s.embedder
+  consolidatedAt: now
 })
 
 /** A synthesis rewritten at `now`: the row as it was, with what `rewrite` sets (the same columns, read alike). */
@@ -174,8 +150,8 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
 
     /**
      * Rewrites syntheses (text, sources, entities, times, vector); what each
-     * said before goes to its history. Answers those rewritten as their rows
-     * read now, from what was written (only their ids are read back).
+     * said before goes to its history (which requires each to exist). Answers
+     * them as their rows read now, from what was written, not read back.
      */
     const rewrite = (space: SpaceRef, changes: ReadonlyArray<{ readonly before: Memory; readonly after: Synthesis }>, now: Date) =>
       Effect.gen(function*() {
@@ -186,7 +162,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             id: before.id,
             previous: { text: before.text, context: before.context, metadata: before.metadata, tags: before.tags, state: before.state }
           })))}::jsonb) AS v(id text, previous jsonb)`
-        const updated = yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, entities = v.entities,
+        yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, entities = v.entities,
             metadata = v.metadata, tags = v.tags, event_time = to_timestamp(v.event_time / 1000),
             occurred_start = to_timestamp(v.occurred_start / 1000), occurred_end = to_timestamp(v.occurred_end / 1000),
             source_ids = v.source_ids, embedding = decode(v.embedding, 'base64'), embedder = v.embedder,
@@ -195,9 +171,8 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             AS v(id text, text text, entities jsonb, metadata jsonb, tags text[], event_time float8, occurred_start float8,
               occurred_end float8, source_ids text[], embedding text, embedder text)
           WHERE m.id = v.id AND m.org_id = ${space.orgId} AND m.space_id = ${space.spaceId}
-          RETURNING m.id`.pipe(Effect.flatMap(decodeIds))
-        const rewritten = new Set(updated.map((row) => row.id))
-        return changes.flatMap(({ after, before }) => (rewritten.has(before.id) ? [rewrittenSynthesis(before, after, now)] : []))
+          `
+        return changes.map(({ after, before }) => rewrittenSynthesis(before, after, now))
       })
 
     const remove = (space: SpaceRef, ids: ReadonlyArray<string>) =>

@@ -214,7 +214,7 @@ const jsonbObject = (entries: Array<[string, unknown]>): Record<string, unknown>
 }
 
 /** A JSON object as a jsonb column gives it back: its keys (and every nested object's) in jsonb's order. */
-export const asJsonbObject = (value: Readonly<Record<string, unknown>>): Record<string, unknown> => jsonbObject(Object.entries(value))
+const asJsonbObject = (value: Readonly<Record<string, unknown>>): Record<string, unknown> => jsonbObject(Object.entries(value))
 
 /** A JSON value as a jsonb column gives it back: every object's keys in jsonb's order (values are JSON already). */
 export const asJsonb = (value: unknown): unknown =>

@@ -21,13 +21,19 @@ const METADATA = [
   { big: 1e21, small: 1e-7, third: 0.1 + 0.2, negative: -12.5, integer: 9007199254740991, list: ["b", "a", 2, 1] }
 ]
 
+/** A space of a new account's own, created through the API, as the repositories address it. */
+const newSpace = (prefix: string) =>
+  Effect.gen(function*() {
+    const owner = yield* signup()
+    const spaceId = `${prefix}-${Date.now()}`
+    expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
+    return { orgId: OrgId.make(owner.orgId), spaceId: SpaceId.make(spaceId) }
+  })
+
 eachProfile("memories as stored", (it) => {
   it.effect("what insertDocuments answers equals the rows the space loads, metadata in jsonb's order included", () =>
     Effect.gen(function*() {
-      const owner = yield* signup()
-      const spaceId = `inserted-${Date.now()}`
-      expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
-      const space = { orgId: OrgId.make(owner.orgId), spaceId: SpaceId.make(spaceId) }
+      const space = yield* newSpace("inserted")
       const repo = yield* MemoryRepo
       const embedder = yield* Embedder
       const texts = ["Maya booked the corner table for Friday.", "Jon prefers the quiet room upstairs.", "Ines paid in advance."]
@@ -66,10 +72,7 @@ eachProfile("memories as stored", (it) => {
 
   it.effect("what consolidation's insert, rewrite and settle answer equals the rows the space loads", () =>
     Effect.gen(function*() {
-      const owner = yield* signup()
-      const spaceId = `consolidated-${Date.now()}`
-      expect((yield* call("POST", "/v1/spaces", { token: owner.token, json: { space_id: spaceId } })).status).toBe(201)
-      const space = { orgId: OrgId.make(owner.orgId), spaceId: SpaceId.make(spaceId) }
+      const space = yield* newSpace("consolidated")
       const repo = yield* MemoryRepo
       const consolidation = yield* ConsolidationRepo
       const embedder = yield* Embedder
