@@ -99,17 +99,24 @@ export function* planGroupsInSlices(
   clock: () => number = () => performance.now()
 ): Generator<void, GroupsPlan> {
   let sliceStarted = clock()
-  /** Whether the slice has run its time (the clock is read every `every` steps). */
   let steps = 0
+  /** Whether the slice has run its time (the clock is read every `every` steps). */
   const due = (every: number) => ++steps % every === 0 && clock() - sliceStarted >= SLICE_MS
-  const resumed = () => {
+  /**
+   * The pause. The next slice is timed from the pause, not from the resume:
+   * when the caller held the plan longer than a slice (recalls kept coming),
+   * the plan takes one step between pauses until they stop, so recall goes
+   * first and the plan still moves on at every resume.
+   */
+  function* pause() {
     sliceStarted = clock()
+    yield
   }
   const all = [...memories].filter((m) => m.state === "active")
   const facts = new Map<string, FactView>()
   for (const memory of all) {
     if (memory.type === "fact") facts.set(memory.id, view(memory))
-    if (due(64)) yield resumed()
+    if (due(64)) yield* pause()
   }
 
   // Information weight of a term: rare across the space's facts weighs more. The prior keeps a small
@@ -117,7 +124,7 @@ export function* planGroupsInSlices(
   const df = new Map<string, number>()
   for (const fact of facts.values()) {
     for (const key of keys(fact)) df.set(key, (df.get(key) ?? 0) + 1)
-    if (due(16)) yield resumed()
+    if (due(16)) yield* pause()
   }
   const weight = (key: string) => Math.log(1 + (facts.size + TUNING.prior) / ((df.get(key) ?? 0) + 1))
   // A shared entity relates two facts, unless it is someone the space's facts are by (in a conversation, the
@@ -169,11 +176,11 @@ export function* planGroupsInSlices(
     }
     for (const source of sources) addTo(group, source)
     groups.set(group.id, group)
-    if (due(4)) yield resumed()
+    if (due(4)) yield* pause()
   }
   // Facts in no note are candidates too.
   for (const fact of facts.values()) {
-    if (due(16)) yield resumed()
+    if (due(16)) yield* pause()
     if (groupOf.has(fact.memory.id)) continue
     const candidate = candidateKey("f", fact.memory.id)
     for (const key of keys(fact)) index(fact.bucket, key, candidate)
@@ -183,7 +190,7 @@ export function* planGroupsInSlices(
   const attributes = new Map<string, ReadonlyArray<AttributeValue>>()
   const stating = new Map<string, Array<FactView>>()
   for (const fact of facts.values()) {
-    if (due(16)) yield resumed()
+    if (due(16)) yield* pause()
     const found = fact.subject === null ? [] : statedBy(fact.memory)
     attributes.set(fact.memory.id, found)
     for (const attribute of found) {
@@ -223,7 +230,7 @@ export function* planGroupsInSlices(
 
   for (const fact of pending) {
     // Each pending fact is compared with up to maxCandidates others: the clock is read after each.
-    if (due(1)) yield resumed()
+    if (due(1)) yield* pause()
     if (groupOf.has(fact.memory.id)) continue
 
     // A changed attribute: every fact of the bucket stating it shares one note.

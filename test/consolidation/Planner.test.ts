@@ -128,6 +128,25 @@ describe("the plan in slices", () => {
     expect(sliced.pauses).toBeGreaterThanOrEqual(pending.length)
   })
 
+  it("while its caller keeps it waiting longer than a slice, takes one step between pauses; otherwise whole slices", () => {
+    // Each reading of the clock is half a millisecond of planning; each pause, `wait` ms of waiting.
+    const pausesWith = (wait: number) => {
+      let ids = 0
+      let now = 0
+      const steps = planGroupsInSlices(many, pending, () => MemoryId.make(`n_${++ids}`), () => (now += 0.5))
+      let pauses = 0
+      for (let next = steps.next(); !next.done; next = steps.next()) {
+        pauses++
+        now += wait
+      }
+      return pauses
+    }
+    // After the first pause every pending fact is followed by one.
+    expect(pausesWith(100)).toBeGreaterThanOrEqual(pending.length)
+    expect(pausesWith(0)).toBeGreaterThan(0)
+    expect(pausesWith(0)).toBeLessThan(pending.length / 4)
+  })
+
   it("does not pause while a slice is within its time", () => {
     let ids = 0
     const still = plan(planGroupsInSlices(many, pending, () => MemoryId.make(`n_${++ids}`), () => 0))
