@@ -44,13 +44,6 @@ const transportFailure = (status: number, text: string) => {
   return HttpServerResponse.unsafeJson({ code, message }, { status })
 }
 
-/**
- * The MCP server library (the SDK and zod: about 0.3 s and 24 MB), loaded by
- * the first request to /mcp rather than at every start.
- */
-let toolServer: Promise<typeof import("../mcp/ToolServer.ts")> | undefined
-const loadToolServer = () => (toolServer ??= import("../mcp/ToolServer.ts"))
-
 const OAUTH_BEARER = new RegExp(`^Bearer +(${ACCESS_TOKEN_PREFIX}[A-Za-z0-9]+) *$`, "i")
 
 /** An OAuth access token (bound to this server's /mcp, limited to its grant), or the API's own credentials. */
@@ -85,7 +78,8 @@ const handle = Effect.gen(function*() {
   const body = yield* Effect.mapError(request.text, () => new BadRequest({ message: "the request body could not be read" }))
   const tools = yield* McpTools
   const runner = { runtime: yield* Effect.runtime<never>(), requestId: yield* FiberRef.get(CurrentRequestId) }
-  const { makeToolServer, serveOnce } = yield* Effect.promise(loadToolServer)
+  // The MCP server library (the SDK and zod: about 0.3 s and 24 MB) loads with the first request to /mcp, not at start.
+  const { makeToolServer, serveOnce } = yield* Effect.promise(() => import("../mcp/ToolServer.ts"))
   const response = yield* Effect.promise((signal) =>
     serveOnce(makeToolServer(tools, principal, runner, limits), toWebRequest(request, body), signal)
   )
