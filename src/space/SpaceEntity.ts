@@ -46,6 +46,7 @@ import { makePortability } from "../portability/PortabilityLoop.ts"
 import { join } from "node:path"
 import { SpaceClock } from "./SpaceClock.ts"
 import { makeRecall } from "./SpaceRecall.ts"
+import { KEEP_ALIVE_LINGER, makeKeepAlive } from "./KeepAlive.ts"
 import { SpaceState } from "./SpaceState.ts"
 import { containDefects, makeWriter } from "./SpaceWriter.ts"
 import { supervise } from "./SupervisedLoop.ts"
@@ -150,13 +151,15 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const recall = makeRecall({ space, state, embedder })
   const drain = yield* makeDrain({ space, jobs, writer, settings: preparation.settings, prepareGroup: preparation.prepareGroupWith })
 
+  // One keep-alive for all the loops below, held while any of them works.
+  const alive = yield* makeKeepAlive({ linger: KEEP_ALIVE_LINGER, keepAlive: Entity.keepAlive })
   const wake = yield* Queue.sliding<void>(1)
   // A space deleted meanwhile has nothing left to drain (its jobs went with it).
   const drainStep = ensureLoaded.pipe(
     Effect.zipRight(drain.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
-  yield* supervise({ loop: "drain", space, signal: Queue.take(wake), step: drainStep })
+  yield* supervise({ loop: "drain", space, alive, signal: Queue.take(wake), step: drainStep })
   // Whatever was queued before this activation (a restart, a moved shard) is drained now.
   yield* Queue.offer(wake, undefined)
 
@@ -177,7 +180,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       Effect.zipRight(consolidation.step),
       Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
     )
-    yield* supervise({ loop: "consolidate", space, signal: consolidation.signal, step: consolidateStep })
+    yield* supervise({ loop: "consolidate", space, alive, signal: consolidation.signal, step: consolidateStep })
   }
 
   const refresh = yield* makeRefresh({
@@ -201,7 +204,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.zipRight(refresh.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
-  yield* supervise({ loop: "refreshModel", space, signal: refresh.signal, step: refreshStep })
+  yield* supervise({ loop: "refreshModel", space, alive, signal: refresh.signal, step: refreshStep })
 
   // Uploaded files: parsed and stored one at a time, behind the space's other writes.
   const documentLoop = yield* makeDocuments({
@@ -219,7 +222,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.zipRight(documentLoop.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
-  yield* supervise({ loop: "documents", space, signal: documentLoop.signal, step: documentStep })
+  yield* supervise({ loop: "documents", space, alive, signal: documentLoop.signal, step: documentStep })
   yield* documentLoop.nudge
 
   // Exports and imports, one job at a time; an import's transaction is the writer's one change, then the index reloads.
@@ -243,7 +246,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.zipRight(portability.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
-  yield* supervise({ loop: "portability", space, signal: portability.signal, step: portabilityStep })
+  yield* supervise({ loop: "portability", space, alive, signal: portability.signal, step: portabilityStep })
   yield* portability.nudge
 
   // Webhook deliveries need no index: they are rows of the store, sent and settled by this loop.
@@ -257,7 +260,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     quietFor: () => writer.quietFor()
   })
   deliveriesQueued = delivery.nudge
-  yield* supervise({ loop: "deliver", space, signal: delivery.signal, step: delivery.step })
+  yield* supervise({ loop: "deliver", space, alive, signal: delivery.signal, step: delivery.step })
   // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
   yield* delivery.nudge
 

@@ -4,12 +4,12 @@
  * do. Each step is a span; a failed step is logged at warning with the space
  * and the cause, counted, and retried with exponential backoff; the loop
  * never dies quietly and never leaves the space wedged. While it works it
- * keeps the entity alive (so an idle timeout cannot cut a drain short) and
- * releases that in a finalizer.
+ * holds the entity's shared keep-alive (so an idle timeout cannot cut a
+ * drain short) and lets go of it when it stops, failed or interrupted.
  */
-import { Entity, type Sharding } from "@effect/cluster"
 import { Cause, Duration, Effect, Exit, Metric, Schedule, type Scope } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
+import type { KeepAliveShape } from "./KeepAlive.ts"
 
 export interface LoopStep {
   /** There is more to do right away. */
@@ -26,13 +26,15 @@ export const loopLag = Metric.gauge("engram_space_loop_lag_ms", { description: "
 export const backoff = (failures: number) =>
   Duration.millis(Math.min(30_000, 200 * 2 ** Math.min(failures - 1, 8)) * (0.75 + Math.random() * 0.5))
 
-export const supervise = <E, R>(options: {
+export const supervise = <E, R, K>(options: {
   readonly loop: string
   readonly space: SpaceRef
+  /** The entity's keep-alive, shared with its other loops. */
+  readonly alive: KeepAliveShape<K>
   /** Waits for the next signal to work. */
   readonly signal: Effect.Effect<void>
   readonly step: Effect.Effect<LoopStep, E, R>
-}): Effect.Effect<void, never, R | Scope.Scope | Sharding.Sharding | Entity.CurrentAddress> => {
+}): Effect.Effect<void, never, R | K | Scope.Scope> => {
   const { loop, space } = options
   const runs = Metric.tagged(loopRuns, "loop", loop)
   const failed = Metric.tagged(loopFailures, "loop", loop)
@@ -41,9 +43,8 @@ export const supervise = <E, R>(options: {
 
   const step = options.step.pipe(Effect.withSpan(`Space.${loop}`, { attributes: annotations }))
 
-  const work = Effect.gen(function*() {
+  const steps = Effect.gen(function*() {
     let failures = 0
-    yield* Entity.keepAlive(true)
     while (true) {
       const exit = yield* Effect.exit(step)
       if (Exit.isSuccess(exit)) {
@@ -60,7 +61,8 @@ export const supervise = <E, R>(options: {
       yield* Effect.logWarning(`space ${loop} step failed (${failures} in a row); retrying in ${Duration.format(delay)}`, exit.cause)
       yield* Effect.sleep(delay)
     }
-  }).pipe(Effect.ensuring(Entity.keepAlive(false)))
+  })
+  const work = Effect.acquireUseRelease(options.alive.acquire, () => steps, () => options.alive.release)
 
   // A failure outside a step (keeping the entity alive needs the store too) is logged, and the work restarts.
   const guarded = work.pipe(
