@@ -126,6 +126,30 @@ describe("the drain's pipeline", () => {
       expect(prepareCalls.filter((k) => k === "job_2/20")).toHaveLength(2)
     }), 60_000)
 
+  it.live("asks for another step only while a group is prepared ahead: the queue is not read again after its last group", () =>
+    Effect.gen(function*() {
+      const prepareGroup = (items: ReadonlyArray<QueuedItem>) => Effect.succeed(items.map((): PreparedItem => Either.left("not needed here")))
+      const steps = (count: number) =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = fakeStore(count, new Set())
+          let reads = 0
+          const jobs = { nextQueued: (s: typeof space, limit: number) => Effect.suspend(() => (reads++, store.jobs.nextQueued(s, limit))) }
+          const drain = yield* makeDrain({ space, jobs, writer: store.writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup })
+          const answers: Array<boolean> = []
+          for (let i = 0; i < 10; i++) {
+            const { more } = yield* drain.step
+            answers.push(more)
+            if (!more) break
+          }
+          return { answers, reads, stored: store.stored.length }
+        }))
+      // One write (a stream of single writes): stored in one step, one read of the queue.
+      expect(yield* steps(1)).toEqual({ answers: [false], reads: 1, stored: 1 })
+      expect(yield* steps(50)).toEqual({ answers: [false], reads: 1, stored: 50 })
+      // 120 queued: 50 stored while 50 are prepared ahead, then those while the last 20 are, then the 20.
+      expect(yield* steps(120)).toEqual({ answers: [true, true, false], reads: 3, stored: 120 })
+    }), 60_000)
+
   it.scopedLive("a worker that dies with a group is replaced, and the group is extracted again", () =>
     Effect.gen(function*() {
       const marker = join(mkdtempSync(join(tmpdir(), "engram-extract-")), "crashed")
