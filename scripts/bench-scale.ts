@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--turn-chars C] [--warm] [--json]`: retrieve latency
+ * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--turn-chars C] [--single async|sync] [--warm] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
  * synthetic memories on the embedded default: while consolidation works
  * through them (from its first run until none is pending), then settled;
@@ -10,6 +10,9 @@
  * `--turn-chars C` writes chat turns of about C characters each (several
  * sentences, as an assistant writes them) instead of one sentence per item;
  * a space of about 500 such turns is what long-turn chats produce.
+ * `--single async` sends one write per request (`POST /v1/record` with
+ * `"async": true`), each once the one before was answered, as a chat proxy or
+ * an agent writes; `--single sync` waits for each write's memories instead.
  * Storing is reported as items per second (wall clock) and as the server's
  * CPU time per item, which other work on a busy machine moves much less.
  * By default the node is fresh: its first write starts the extraction worker
@@ -48,6 +51,10 @@ const sentence = () =>
       `${person(nextIndex())} ${pick(PLACES)} to talk about ${pick(THINGS)}.`
     : `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
 const turnChars = Number(arg("--turn-chars", "0"))
+/** `--single async|sync`: one write per request (`POST /v1/record`, queued or answered with its memories) instead of batches of 100. */
+const single = ((mode) => (mode === "" ? null : mode === "async" || mode === "sync" ? mode : (() => {
+  throw new Error("--single takes async or sync")
+})()))(arg("--single", ""))
 const OPENERS = ["Sure, here is what I found.", "Good question.", "Let me walk through it.", "Here is a summary of what we discussed.",
   "Thanks for the details.", "That makes sense."]
 const DETAILS = ["The weather there is usually mild in spring, so the mornings are the best time to go.",
@@ -99,7 +106,15 @@ try {
   const started = performance.now()
   const cpuStarted = serverCpuMs()
   let jobs: Array<string> = []
-  for (let i = 0; i < total; i += 100) {
+  const content = () => (turnChars > 0 ? turn() : sentence())
+  if (single !== null) {
+    // One write per request, each sent once the one before was answered, as a chat proxy or an agent writes.
+    for (let i = 0; i < total; i++) {
+      const reply = await server.call("POST", "/v1/record", { space_id: "scale", content: content(), ...(single === "async" ? { async: true } : {}) })
+      if (single === "async") jobs.push(reply.job_id)
+    }
+  }
+  for (let i = 0; single === null && i < total; i += 100) {
     const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: turnChars > 0 ? turn() : sentence() }))
     jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
     if (jobs.length >= 20) {
@@ -171,13 +186,15 @@ try {
     server_rss_mb: Math.round(server.rssMb()),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
     ingest_server_cpu_ms_per_item: ingestCpuMsPerItem,
-    build_seconds: Math.round(ingestSeconds)
+    build_seconds: Math.round(ingestSeconds),
+    writes: single === null ? "batch" : single
   }
   console.log(`${total} ${turnChars > 0 ? `turns of about ${turnChars} characters` : "memories"}: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
-    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s (built in ${summary.build_seconds} s, ` +
+    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s ` +
+    `(${single === null ? "batches of 100" : `one ${single} write per request`}, built in ${summary.build_seconds} s, ` +
     `${ingestCpuMsPerItem ?? "?"} ms of server CPU per ${turnChars > 0 ? "turn" : "memory"})`)
   if (asJson) console.log(JSON.stringify(summary))
 } finally {
