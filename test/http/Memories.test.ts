@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, createKey, signup, waitForJob } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
@@ -15,16 +15,6 @@ const setup = Effect.gen(function*() {
 })
 
 const record = (key: string, body: Record<string, unknown>) => call("POST", "/v1/record", { token: key, json: body })
-
-const waitForJob = (key: string, spaceId: string, jobId: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const job = yield* call("GET", `/v1/spaces/${spaceId}/jobs/${jobId}`, { token: key })
-      if (job.body.status !== "queued" && job.body.status !== "processing") return job.body
-      yield* Effect.sleep("50 millis")
-    }
-    return yield* Effect.dieMessage("job did not finish")
-  })
 
 eachProfile("memories: writes, jobs, edits", (it) => {
   it.effect("a synchronous record answers the stored memories with their ids and types", () =>

@@ -6,8 +6,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { Effect, Schema } from "effect"
+import { call, createKey, signup, waitForJob } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const Count = Schema.Array(Schema.Struct({ n: Schema.NumberFromString }))
@@ -27,15 +27,8 @@ eachProfile("a stream of single writes", (it) => {
         expect(reply.status).toBe(202)
         jobs.push(reply.body.job_id)
       }
-      for (const job of jobs) {
-        let status = ""
-        for (let waited = 0; waited < 30_000; waited += 100) {
-          status = (yield* call("GET", `/v1/spaces/${spaceId}/jobs/${job}`, { token: key })).body.status
-          if (status !== "queued" && status !== "processing") break
-          yield* Effect.sleep(Duration.millis(100))
-        }
-        expect(status).toBe("completed")
-      }
+      // Up to 30 s for each job, as before this used the shared helper.
+      for (const job of jobs) expect((yield* waitForJob(key, spaceId, job, 600)).status).toBe("completed")
       const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories?limit=100`, { token: key })
       expect(listed.body.items.filter((m: any) => m.type === "fact")).toHaveLength(20)
 

@@ -75,3 +75,14 @@ export const addMember = (owner: Account, role: "admin" | "member") =>
     })
     return { ...other, token: login.body.session_token as string, orgId: owner.orgId }
   })
+
+/** Polls a space's job every 50 ms until it is no longer queued or processing (at most `attempts` polls); its body. */
+export const waitForJob = (key: string, spaceId: string, jobId: string, attempts = 200) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < attempts; i++) {
+      const job = yield* call("GET", `/v1/spaces/${spaceId}/jobs/${jobId}`, { token: key })
+      if (job.body.status !== "queued" && job.body.status !== "processing") return job.body
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.dieMessage("job did not finish")
+  })
