@@ -52,9 +52,9 @@ const sentence = () =>
     : `${pick(NAMES)} ${pick(VERBS)} ${pick(THINGS)} ${pick(PLACES)}.`
 const turnChars = Number(arg("--turn-chars", "0"))
 /** `--single async|sync`: one write per request (`POST /v1/record`, queued or answered with its memories) instead of batches of 100. */
-const single = ((mode) => (mode === "" ? null : mode === "async" || mode === "sync" ? mode : (() => {
-  throw new Error("--single takes async or sync")
-})()))(arg("--single", ""))
+const singleArg = arg("--single", "")
+if (singleArg !== "" && singleArg !== "async" && singleArg !== "sync") throw new Error("--single takes async or sync")
+const single = singleArg === "async" || singleArg === "sync" ? singleArg : null
 const OPENERS = ["Sure, here is what I found.", "Good question.", "Let me walk through it.", "Here is a summary of what we discussed.",
   "Thanks for the details.", "That makes sense."]
 const DETAILS = ["The weather there is usually mild in spring, so the mornings are the best time to go.",
@@ -78,6 +78,8 @@ const turn = () => {
   }
   return parts.join(" ")
 }
+/** One item's content: a long turn with `--turn-chars`, else a sentence. */
+const content = () => (turnChars > 0 ? turn() : sentence())
 function nextIndex() {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff
   return seed % names
@@ -100,27 +102,27 @@ const serverCpuMs = () => {
 try {
   if (process.argv.includes("--warm")) {
     // A node that has stored long turns in the last half minute: its extraction worker is running and warmed.
-    const items = Array.from({ length: 100 }, () => ({ content: turnChars > 0 ? turn() : sentence() }))
+    const items = Array.from({ length: 100 }, () => ({ content: content() }))
     await waitFor((await server.call("POST", "/v1/record/batch", { space_id: "warm-up", items })).job_id, "warm-up")
   }
   const started = performance.now()
   const cpuStarted = serverCpuMs()
   let jobs: Array<string> = []
-  const content = () => (turnChars > 0 ? turn() : sentence())
   if (single !== null) {
     // One write per request, each sent once the one before was answered, as a chat proxy or an agent writes.
     for (let i = 0; i < total; i++) {
       const reply = await server.call("POST", "/v1/record", { space_id: "scale", content: content(), ...(single === "async" ? { async: true } : {}) })
       if (single === "async") jobs.push(reply.job_id)
     }
-  }
-  for (let i = 0; single === null && i < total; i += 100) {
-    const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: turnChars > 0 ? turn() : sentence() }))
-    jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
-    if (jobs.length >= 20) {
-      await waitForAll(jobs)
-      jobs = []
-      if (!asJson) console.error(`${i + 100} memories stored`)
+  } else {
+    for (let i = 0; i < total; i += 100) {
+      const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: content() }))
+      jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
+      if (jobs.length >= 20) {
+        await waitForAll(jobs)
+        jobs = []
+        if (!asJson) console.error(`${i + 100} memories stored`)
+      }
     }
   }
   await waitForAll(jobs)

@@ -194,8 +194,8 @@ export class ModelRepo extends Effect.Service<ModelRepo>()("engram/store/ModelRe
         sql`SELECT mm.model_id FROM memory_models mm
           WHERE mm.org_id = ${space.orgId} AND mm.space_id = ${space.spaceId} AND mm.refresh_on_new LIMIT 1`.pipe(
           Effect.flatMap(decodeIds),
-          Effect.flatMap((any) =>
-            any.length === 0 ? Effect.succeed([]) : sql`SELECT mm.model_id FROM memory_models mm
+          Effect.flatMap((refreshing) =>
+            refreshing.length === 0 ? Effect.succeed([]) : sql`SELECT mm.model_id FROM memory_models mm
               WHERE mm.org_id = ${space.orgId} AND mm.space_id = ${space.spaceId} AND ${due(quietSince)}`.pipe(Effect.flatMap(decodeIds))
           ),
           Effect.map((rows) => rows.map((r) => r.model_id)),
