@@ -118,18 +118,10 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
    */
   upsert(doc: D) {
     const previous = this.entries.get(doc.id)
-    if (previous && sameWords(previous.doc, doc)) {
-      const entry: Entry<D> = { ...previous, doc }
-      this.entries.set(doc.id, entry)
-      this.slots[entry.slot] = entry
-      this.admission.setActive(entry.slot, doc.active !== false)
-      if (doc.vector) this.vectors.set(entry.slot, doc.vector)
-      else this.vectors.delete(entry.slot)
-      return
-    }
-    if (previous) this.detach(previous)
+    const kept = previous !== undefined && sameWords(previous.doc, doc)
+    if (previous && !kept) this.detach(previous)
     const slot = previous?.slot ?? this.free.pop() ?? this.slots.length
-    const entry: Entry<D> = {
+    const entry: Entry<D> = kept ? { ...previous, doc } : {
       doc,
       slot,
       entities: new Set(doc.entities.map((e) => e.toLowerCase())),
@@ -138,8 +130,10 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
     this.entries.set(doc.id, entry)
     this.slots[slot] = entry
     this.admission.setActive(slot, doc.active !== false)
-    this.bm25.add(slot, terms(`${doc.text} ${doc.keywordExtra ?? ""}`))
     if (doc.vector) this.vectors.set(slot, doc.vector)
+    else this.vectors.delete(slot)
+    if (kept) return
+    this.bm25.add(slot, terms(`${doc.text} ${doc.keywordExtra ?? ""}`))
     if (doc.groupKey !== null) {
       let group = this.groups.get(doc.groupKey)
       if (!group) this.groups.set(doc.groupKey, (group = new Map()))
