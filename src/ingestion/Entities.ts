@@ -5,6 +5,7 @@
  * entity of the graph.
  */
 import { nlp, parseNames } from "./NameSentences.ts"
+import { nameRuns } from "./NameRuns.ts"
 import { escapeRegExp, mentions } from "./Patterns.ts"
 
 export type EntityKind = "person" | "place" | "organization" | "thing"
@@ -154,10 +155,17 @@ export const extractEntities = (text: string, speaker: string | null, exclude: R
   if (speaker) add(speaker, "person")
   const doc = parseNames(text)
   if (doc !== undefined) {
-    for (const name of strings(doc.people().out("array"))) add(name, "person")
-    for (const name of strings(doc.places().out("array"))) add(name, "place")
-    for (const name of strings(doc.organizations().out("array"))) add(name, "organization")
-    for (const name of strings(doc.match("#ProperNoun+").out("array"))) add(name, "thing")
+    // Read off the tagged terms in one walk (NameRuns); compromise's own matchers when the text needs their rules.
+    const found = nameRuns(doc.document) ?? {
+      people: strings(doc.people().out("array")),
+      places: strings(doc.places().out("array")),
+      organizations: strings(doc.organizations().out("array")),
+      proper: strings(doc.match("#ProperNoun+").out("array"))
+    }
+    for (const name of found.people) add(name, "person")
+    for (const name of found.places) add(name, "place")
+    for (const name of found.organizations) add(name, "organization")
+    for (const name of found.proper) add(name, "thing")
   }
   for (const acronym of text.match(/\b[A-Z]{2,}[A-Z+]*\b/g) ?? []) add(acronym, "thing")
   return withoutInnerNames([...found.values()], text)
