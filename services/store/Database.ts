@@ -45,11 +45,87 @@ export const layerPglite = (options: { readonly dataDir: string; readonly loadDa
     applicationName: "engram"
   })
 
+/** What @effect/sql-pg runs, on another pooled connection, to cancel an interrupted fiber's statement. */
+const CANCEL = /^SELECT pg_cancel_backend\((\d+)\)$/
+
+/**
+ * A pool whose cancels of interrupted statements can never reach another
+ * statement. @effect/sql-pg cancels an interrupted fiber's statement with
+ * `pg_cancel_backend(pid)`, run on another connection of the same pool, so
+ * behind any statements queued for one; meanwhile the interrupted statement
+ * can end and its connection go back to the pool, and the cancel then lands
+ * on whichever request's statement that backend runs next (57014, seen in CI
+ * and reproduced by test/store/CancelSafety.test.ts: bursts of interrupts
+ * with other statements running cancelled about one of them per burst).
+ * Here no signal is sent: the connection of an interrupted statement still
+ * out of the pool is closed when it is released instead of being reused, so
+ * no one waits behind the statement, which runs to its end on its own
+ * backend. A connection already back in the pool had finished its statement
+ * and is left alone.
+ */
+const makePool = (url: string, max: number) => {
+  const pool = new Pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, application_name: "engram" })
+  // An idle connection's error removes it from the pool; nothing else is owed (as @effect/sql-pg does).
+  pool.on("error", () => undefined)
+  const byPid = new Map<number, Pg.PoolClient>()
+  const out = new Set<Pg.PoolClient>()
+  const pidOf = (client: Pg.PoolClient) => {
+    const pid: unknown = Reflect.get(client, "processID")
+    return typeof pid === "number" ? pid : undefined
+  }
+  pool.on("connect", (client) => {
+    const pid = pidOf(client)
+    if (pid !== undefined) byPid.set(pid, client)
+  })
+  pool.on("remove", (client) => {
+    const pid = pidOf(client)
+    if (pid !== undefined && byPid.get(pid) === client) byPid.delete(pid)
+    out.delete(client)
+  })
+  pool.on("acquire", (client) => out.add(client))
+  pool.on("release", (_error, client) => out.delete(client))
+  const retire = (client: Pg.PoolClient) => {
+    const release = client.release
+    client.release = (error?: Error | boolean) => release(error === undefined || error === false ? true : error)
+  }
+  const query: unknown = pool.query
+  Object.defineProperty(pool, "query", {
+    value: (...args: Array<unknown>) => {
+      const cancelled = typeof args[0] === "string" ? CANCEL.exec(args[0])?.[1] : undefined
+      if (cancelled === undefined) return typeof query === "function" ? Reflect.apply(query, pool, args) : undefined
+      const client = byPid.get(Number(cancelled))
+      if (client !== undefined && out.has(client)) retire(client)
+      const done = args[args.length - 1]
+      if (typeof done === "function") process.nextTick(() => Reflect.apply(done, undefined, [null, { rows: [] }]))
+      return undefined
+    }
+  })
+  return pool
+}
+
 /** A PostgreSQL server. Start-up fails if it cannot be reached: no fallback. */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections = 10) =>
-  PgClient.layer({
-    url,
-    maxConnections,
-    connectTimeout: Duration.seconds(5),
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const pool = makePool(Redacted.value(url), maxConnections)
+          try {
+            await pool.query("SELECT 1")
+          } catch (cause) {
+            await pool.end().catch(() => undefined)
+            throw cause
+          }
+          return pool
+        },
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.seconds(5),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      ),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    ),
     applicationName: "engram"
   })

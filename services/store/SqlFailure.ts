@@ -25,10 +25,11 @@ export const isUnreachable = (error: SqlError) => {
 
 /**
  * PostgreSQL cancelled the statement (57014). Nothing here cancels a
- * statement that is still wanted: the driver cancels an interrupted fiber's
- * statement with `pg_cancel_backend`, and a cancel that reaches the server
- * as that statement ends can land on the next one its pooled connection
- * runs, another request's. Transient: the same call succeeds when tried again.
+ * statement that is still wanted: the driver's cancel of an interrupted
+ * fiber's statement, which could land on the next request's, is not sent by
+ * the server profile's pool (`layerPostgres`); an operator's
+ * `pg_cancel_backend` or a server-side timeout can still cancel one.
+ * Transient: the same call succeeds when tried again.
  */
 export const isCancelled = (error: SqlError) => pgCode(error) === "57014"
 
