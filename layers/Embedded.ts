@@ -27,7 +27,7 @@ import { WebhookTransport } from "../services/webhooks/Transport.ts"
  * tables as they grow (PGlite has no autovacuum).
  */
 export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
-  Statistics.layerEmbedded().pipe(
+  Statistics.layer().pipe(
     Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(layerPglite(options)),
     Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${options.dataDir}: ${e.message}` }))

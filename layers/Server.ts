@@ -8,7 +8,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPostgres } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
-import { StoreGrowth } from "../services/store/Statistics.ts"
+import * as Statistics from "../services/store/Statistics.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
 import * as Cluster from "./Cluster.ts"
@@ -27,8 +27,9 @@ export const Store = Layer.unwrapEffect(
     const { databaseUrl } = yield* AppConfig
     if (Option.isNone(databaseUrl)) return yield* new StartupError({ message: "the server profile needs DATABASE_URL" })
     const url = databaseUrl.value
-    // The server's autovacuum keeps the planner's statistics: writes need not wake anything.
-    return Layer.merge(Migrations.layer, StoreGrowth.server).pipe(
+    // Statistics as tables grow, ahead of autovacuum's first visit to a new database.
+    return Statistics.layer().pipe(
+      Layer.provideMerge(Migrations.layer),
       Layer.provideMerge(layerPostgres(url)),
       Layer.mapError((e) =>
         new StartupError({ message: `cannot use PostgreSQL at ${describeUrl(Redacted.value(url))} (DATABASE_URL): ${reason(e)}` })

@@ -1,11 +1,15 @@
 /**
- * Planner statistics for the embedded store. A PostgreSQL server's autovacuum
- * analyzes a table as it grows; PGlite runs no autovacuum, so without this
- * every table keeps "never analyzed" estimates and a join such as the graph's
- * edge count picks nested loops over thousands of rows (1.3 s instead of 6 ms
- * with 13,691 edges, docs/footprint.md). A table is analyzed once it holds a
- * few pages and again each time it has doubled since: a handful of ANALYZEs
- * over a space's life, each bounded by ANALYZE's fixed sample. Tables are
+ * Planner statistics as tables grow, on both profiles. PGlite runs no
+ * autovacuum, so without this every table keeps "never analyzed" estimates
+ * and a join such as the graph's edge count picks nested loops over
+ * thousands of rows (1.3 s instead of 6 ms with 13,691 edges,
+ * docs/footprint.md). A PostgreSQL server's autovacuum analyzes a table at
+ * its next visit to the database (a minute apart by default), and plans
+ * cached by each session in the meantime are made without statistics (see
+ * `StoreGrowth`). A table is analyzed once it holds a few pages and again
+ * each time it has doubled since: a handful of ANALYZEs over a space's life,
+ * each bounded by ANALYZE's fixed sample; on a server, autovacuum's own
+ * ANALYZEs (every 10% of growth) mostly leave nothing to do. Tables are
  * never analyzed while empty, whose statistics would tell the planner they
  * stay empty.
  */
@@ -14,21 +18,20 @@ import { Cause, Context, Duration, Effect, Exit, Layer, Queue, Schema } from "ef
 import { decodeRows, Int8 } from "./Columns.ts"
 
 /**
- * Rows were written: the embedded store checks its tables soon instead of at
- * its next tick. A referential check's plan is cached by the session the
+ * Rows were written: the store's tables are checked soon instead of at the
+ * next tick. A referential check's plan is cached by the session the
  * first time it runs and replanned only when the table is analyzed; planned
  * on a table without statistics, the check that a memory's history names a
  * memory picked `memories_document` (a tie of costs) and filtered every
  * memory of the space, once per history row: storing a group of 50 long turns
  * went from 80 ms to 270 ms over the first 7,000 memories, until the 15 s
- * check analyzed the table (docs/footprint.md). A PostgreSQL server's
- * autovacuum analyzes on its own: there, nothing is done.
+ * check analyzed the table (docs/footprint.md). A new PostgreSQL database
+ * did the same on some connections (1-2 ms per group of 200 on one, 45 ms
+ * on another, seen with auto_explain) until autovacuum's first ANALYZE.
  */
 export class StoreGrowth extends Context.Tag("engram/store/StoreGrowth")<StoreGrowth, {
   readonly wrote: (rows: number) => Effect.Effect<void>
-}>() {
-  static readonly server = Layer.succeed(StoreGrowth, { wrote: () => Effect.void })
-}
+}>() {}
 
 /** Rows written before the first early check: a table this small has no plan to get wrong. */
 const FIRST_WAKE_ROWS = 64
@@ -68,7 +71,7 @@ export const analyzeGrown = Effect.gen(function*() {
  * interval doubled (at most 5 minutes), so a broken store is reported, not
  * hammered, and never stops the loop.
  */
-export const layerEmbedded = (interval: Duration.DurationInput = Duration.seconds(15)) =>
+export const layer = (interval: Duration.DurationInput = Duration.seconds(15)) =>
   Layer.scoped(
     StoreGrowth,
     Effect.gen(function*() {
