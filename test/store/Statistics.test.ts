@@ -4,7 +4,7 @@ import { Duration, Effect, Layer, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import { layerPglite } from "../../services/store/Database.ts"
 import { analyzeGrown, layer as statisticsLayer, needsAnalyze, StoreGrowth } from "../../services/store/Statistics.ts"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, createKey, signup, waitForJob } from "../support/Http.ts"
 import { profiles } from "../support/Profiles.ts"
 import { testNode } from "../support/TestNode.ts"
 
@@ -103,13 +103,9 @@ for (const profile of profiles) {
           const items = Array.from({ length: 100 }, (_, i) => ({ content: Array.from({ length: 6 }, (_, k) => sentence(i * 6 + k)).join(" ") }))
           const queued = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items } })
           expect(queued.status, queued.text).toBe(202)
-          for (let waited = 0; ; waited += 100) {
-            const job = (yield* call("GET", `/v1/spaces/${spaceId}/jobs/${queued.body.job_id}`, { token: key })).body
-            if (job.status === "completed") break
-            expect(["queued", "processing"], JSON.stringify(job)).toContain(job.status)
-            expect(waited).toBeLessThan(60_000)
-            yield* Effect.sleep("100 millis")
-          }
+          // Up to 60 s (1,200 polls 50 ms apart).
+          const job = yield* waitForJob(key, spaceId, queued.body.job_id, 1200)
+          expect(job.status, JSON.stringify(job)).toBe("completed")
           expect(yield* analyzedWithin("memories", "3 seconds")).not.toBeNull()
           // By this node's check, not by a server's autovacuum happening to pass (its statistics reach the view within a second or so).
           yield* analyzedByUs("memories").pipe(
