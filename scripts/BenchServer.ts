@@ -1,6 +1,6 @@
 /** Benchmarks drive a real `engram serve` (embedded default, fresh data dir) over HTTP. */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -46,19 +46,31 @@ export interface BenchServer {
   readonly key: string
   readonly rssMb: () => number
   readonly call: (method: string, path: string, body?: unknown) => Promise<any>
+  /** The data directory the node stores in. */
+  readonly dataDir: string
+  /** SIGTERM, then the same node again on the same data directory and port; resolves once /health answers. */
+  readonly restart: () => Promise<void>
   readonly stop: () => Promise<void>
 }
 
 /**
  * Starts a node and signs up the bench organization on it, or (with `key`)
  * joins a node to an organization an earlier node signed up (cluster benches).
+ * With `dataDir` the node stores there and `stop` leaves it in place; a node
+ * started again on it uses the API key the first one saved there.
  */
-export const startBenchServer = async (env: Record<string, string> = {}, options: { readonly key?: string } = {}): Promise<BenchServer> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
+export const startBenchServer = async (
+  env: Record<string, string> = {},
+  options: { readonly key?: string; readonly dataDir?: string } = {}
+): Promise<BenchServer> => {
+  const kept = options.dataDir !== undefined
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "engram-bench-"))
+  mkdirSync(dataDir, { recursive: true })
+  const keyFile = join(dataDir, "bench-key")
   const port = await freePort()
   // BENCH_NODE_ARGS reaches the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "")
-  const child = spawn(process.execPath, [...nodeArgs, join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
+  const spawnNode = () => spawn(process.execPath, [...nodeArgs, join(import.meta.dirname, "..", "bin", "engram.mjs"), "serve"], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -72,36 +84,55 @@ export const startBenchServer = async (env: Record<string, string> = {}, options
     },
     stdio: ["ignore", "ignore", "inherit"]
   })
+  let child = spawnNode()
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break
-    } catch {
-      await new Promise((r) => setTimeout(r, 200))
+  const healthy = async () => {
+    for (let i = 0; i < 2400; i++) {
+      try {
+        if ((await fetch(`${url}/health`)).ok) return
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50))
     }
+    throw new Error(`the node on ${url} never answered /health`)
   }
+  const exited = () => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve())))
+  await healthy()
   let token = ""
   const call = jsonCaller(url, () => token)
   if (options.key !== undefined) {
     token = options.key
+  } else if (kept && existsSync(keyFile)) {
+    token = readFileSync(keyFile, "utf8").trim()
   } else {
     const session = await call("POST", "/auth/signup", { email: "bench@example.test", password: "bench password", org_name: "Bench" })
     token = session.session_token
     token = (await call("POST", "/v1/api-keys", { name: "bench", env: "test" })).raw_key
+    if (kept) writeFileSync(keyFile, token)
   }
   return {
     url,
-    child,
+    get child() {
+      return child
+    },
     key: token,
     call,
+    dataDir,
+    restart: async () => {
+      child.kill("SIGTERM")
+      await exited()
+      child = spawnNode()
+      await healthy()
+    },
     rssMb: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8")
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
     },
     stop: async () => {
       child.kill("SIGTERM")
-      await new Promise((r) => child.once("exit", r))
-      rmSync(dataDir, { recursive: true, force: true })
+      await exited()
+      if (!kept) rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }
