@@ -6,7 +6,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { type Entity, entityKey, extractEntities } from "./Entities.ts"
 import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
-import { escapeRegExp, wholeWord } from "./Patterns.ts"
+import { escapeRegExp, namesWholeWord } from "./Patterns.ts"
 import { sentences } from "./Sentences.ts"
 import { resolveFirstPerson, speakerName, splitSpeaker } from "./Speaker.ts"
 
@@ -172,7 +172,7 @@ const entitiesOfPieces = (texts: ReadonlyArray<string>, speaker: string | null, 
   if (texts.length <= 1) return texts.map((text) => extractEntities(text, speaker, exclude))
   const all = extractEntities(texts.join(" "), speaker, exclude)
   const spoken = speaker === null ? null : entityKey(speaker)
-  return texts.map((text) => all.filter((entity) => entityKey(entity.name) === spoken || wholeWord(entity.name).test(text)))
+  return texts.map((text) => all.filter((entity) => entityKey(entity.name) === spoken || namesWholeWord(text, entity.name)))
 }
 
 /** The local engine's `extract`: a queued group given to it exactly (not wrapped) is extracted on the worker thread (WritePreparation). */
