@@ -10,6 +10,7 @@ import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
+import * as SnapshotStore from "../services/store/SnapshotStore.ts"
 import * as Statistics from "../services/store/Statistics.ts"
 import { installedTemplate } from "../services/InstallCache.ts"
 import { Cache } from "./Cache.ts"
@@ -24,12 +25,14 @@ import { WebhookTransport } from "../services/webhooks/Transport.ts"
 /**
  * The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in
  * memory, optionally seeded from a dump, whose planner statistics follow its
- * tables as they grow (PGlite has no autovacuum).
+ * tables as they grow (PGlite has no autovacuum); index snapshots as files
+ * in `snapshots`, or in memory beside a store in memory.
  */
-export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined }) =>
+export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined; readonly snapshots?: string | undefined }) =>
   Statistics.layer().pipe(
     Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(layerPglite(options)),
+    Layer.merge(options.snapshots === undefined ? SnapshotStore.layerMemory : SnapshotStore.layerFiles(options.snapshots)),
     Layer.mapError((e) => new StartupError({ message: `cannot open the embedded store under ${options.dataDir}: ${e.message}` }))
   )
 
@@ -47,7 +50,7 @@ export const Store = Layer.unwrapScoped(
     const directory = storeDirectory(dataDir)
     // A first start copies the data directory `npm install` prepared (about 1.4 s) instead of running initdb (about 5 s).
     const template = existsSync(directory) ? undefined : installedTemplate(Migrations.MIGRATION_NAMES)
-    return pglite({ dataDir: directory, loadDataDir: template })
+    return pglite({ dataDir: directory, loadDataDir: template, snapshots: inMemory(dataDir) ? undefined : resolve(dataDir, "snapshots") })
   })
 )
 

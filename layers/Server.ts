@@ -8,6 +8,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPostgres } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
+import * as SnapshotStore from "../services/store/SnapshotStore.ts"
 import * as Statistics from "../services/store/Statistics.ts"
 import { describeUrl } from "../services/UrlRedaction.ts"
 import { Cache } from "./Cache.ts"
@@ -29,6 +30,8 @@ export const Store = Layer.unwrapEffect(
     const url = databaseUrl.value
     // Statistics as tables grow, ahead of autovacuum's first visit to a new database.
     return Statistics.layer().pipe(
+      // Snapshots of space indexes in the shared store: whichever node a space moves to reads them.
+      Layer.merge(SnapshotStore.layerStore),
       Layer.provideMerge(Migrations.layer),
       Layer.provideMerge(layerPostgres(url)),
       Layer.mapError((e) =>

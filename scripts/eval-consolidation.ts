@@ -52,7 +52,8 @@ const embedder = {
   id: GLOVE_ID,
   dimensions: 100,
   embed: (texts: ReadonlyArray<string>) => Effect.succeed(texts.map((text) => glove.embed(text))),
-  wordVectors: glove.wordVector
+  wordVectors: glove.wordVector,
+  fromWords: glove.fromWords
 }
 
 const memory = (fields: Partial<IndexedMemory> & Pick<IndexedMemory, "id" | "text" | "position" | "eventTime">): IndexedMemory => ({
@@ -187,7 +188,7 @@ for (const [name, notesOf] of strategies) {
   const sums = { raw: 0, consolidated: 0, questions: 0 }
   for (const conversation of conversations) {
     const facts = factsOf(conversation)
-    const state = new SpaceState(GLOVE_ID, glove.wordVector)
+    const state = new SpaceState(space, embedder, glove.wordVector)
     for (const fact of facts) state.put(fact)
     notesOf(facts, conversation).forEach((note, i) =>
       state.put(memory({
@@ -205,7 +206,7 @@ for (const [name, notesOf] of strategies) {
       if (found === undefined) return []
       return found.sourceIds.length > 0 ? found.sourceIds.flatMap(credit) : [String(found.metadata["dia_id"])]
     }
-    const recall = makeRecall({ space, state, embedder })
+    const recall = makeRecall({ space, state, embedder, fromStore: () => Effect.succeed([]) })
     const covered = (query: string, evidence: ReadonlyArray<string>, consolidated: boolean) => {
       const { results } = Effect.runSync(recall(recallOf(query, consolidated)))
       const { kept } = renderBlock(results.map((r) => ({ memory_id: r.memory_id, content: r.content })), BUDGET)

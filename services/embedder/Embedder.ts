@@ -16,6 +16,12 @@ export interface EmbedderShape {
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError>
   /** Unit word vectors, when the embedder has them: recall's soft term matching uses them. */
   readonly wordVectors?: ((word: string) => Float32Array | undefined) | undefined
+  /**
+   * Present when a text's vector is a function of its words alone: `embed([text])[0]`
+   * is `fromWords(words(text))` (`words` of src/retrieval/Text.ts) exactly. Such
+   * vectors need not be stored: the index makes them again from the words it keeps.
+   */
+  readonly fromWords?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
 }
 
 export class Embedder extends Context.Tag("engram/embedder/Embedder")<Embedder, EmbedderShape>() {}
@@ -47,7 +53,8 @@ export const layerLocal = (options: { readonly cacheDir: string }) =>
           const loaded = glove.load()
           return texts.map((text) => loaded.embed(text))
         }),
-        wordVectors: (word) => glove.load().wordVector(word)
+        wordVectors: (word) => glove.load().wordVector(word),
+        fromWords: (words) => glove.load().fromWords(words)
       })),
       Effect.withSpan("Embedder.openLocal")
     )

@@ -21,6 +21,8 @@ export interface Glove {
   readonly id: string
   readonly dimensions: number
   readonly embed: (text: string) => Float32Array
+  /** The vector of a text given as its lower-cased word tokens (`embed` is this over the text's tokens). */
+  readonly fromWords: (words: ReadonlyArray<string>) => Float32Array
   /** The unit vector of one lower-cased word, or undefined when it is out of vocabulary. */
   readonly wordVector: (word: string) => Float32Array | undefined
 }
@@ -132,20 +134,22 @@ const readGlove = (file: string, header: ReturnType<typeof readHeader>): Glove =
   }
   const unitVectors = new Map<number, Float32Array>()
 
+  const fromWords = (tokens: ReadonlyArray<string>) => {
+    const vector = new Float32Array(dims)
+    for (const token of tokens) {
+      const row = rows.get(token)
+      if (row === undefined) continue
+      const w = weight(row)
+      const values = raw(row)
+      for (let d = 0; d < dims; d++) vector[d]! += w * values[d]!
+    }
+    return normalize(vector)
+  }
   const glove: Glove = {
     id: GLOVE_ID,
     dimensions: dims,
-    embed: (text) => {
-      const vector = new Float32Array(dims)
-      for (const token of text.toLowerCase().match(/[a-z0-9]+(?:'[a-z]+)?/g) ?? []) {
-        const row = rows.get(token)
-        if (row === undefined) continue
-        const w = weight(row)
-        const values = raw(row)
-        for (let d = 0; d < dims; d++) vector[d]! += w * values[d]!
-      }
-      return normalize(vector)
-    },
+    embed: (text) => fromWords(text.toLowerCase().match(/[a-z0-9]+(?:'[a-z]+)?/g) ?? []),
+    fromWords,
     wordVector: (word) => {
       const row = rows.get(word)
       if (row === undefined) return undefined

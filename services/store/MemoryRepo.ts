@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { MemoryId, type SpaceRef } from "../../src/domain/Ids.ts"
-import type { MemoryListQuery, MemoryState } from "../../src/domain/Memories.ts"
+import { type MemoryListQuery, type MemoryState, Metadata } from "../../src/domain/Memories.ts"
 import type { IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { decodeRows, decodeRowsInChunks, Int8 } from "./Columns.ts"
 import {
@@ -37,11 +37,26 @@ const documentRecord = (doc: DocumentWrite) => ({
 const decodeIndexed = decodeRows(IndexedMemoryFromRow)
 const decodeIndexedInChunks = decodeRowsInChunks(IndexedMemoryFromRow)
 const decodeListed = decodeRows(MemoryFromRow)
+const decodeVersion = decodeRows(Schema.Struct({ version: Int8 }))
+const decodeCursors = decodeRows(Schema.Struct({ id: Schema.String, cursor_at: Schema.String }))
+const decodeTexts = decodeRows(Schema.Struct({
+  id: Schema.String,
+  text: Schema.String,
+  source_text: Schema.String,
+  context: Schema.String,
+  metadata: Metadata
+}))
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 const decodeIds = decodeRows(Schema.Struct({ id: MemoryId }))
 /** insertDocuments' one row per stored memory's id (or one empty row), each carrying the replaced ids. */
 const decodeInserted = decodeRows(Schema.Struct({ replaced_ids: Schema.Array(MemoryId), id: Schema.NullOr(Schema.String) }))
+
+/** Where a page of a space's memories ends: the last one's creation time as the store writes it, and its id. */
+export interface PageCursor {
+  readonly at: string
+  readonly id: string
+}
 
 /** What an edit sets; `embedding` replaces the vector when the text changed. */
 export interface MemoryChange {
@@ -155,6 +170,49 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       loadSpace: (space: SpaceRef) =>
         sql`SELECT ${indexColumns} FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
           ORDER BY created_at, id`.pipe(Effect.flatMap(decodeIndexedInChunks), storeFailure, Effect.withSpan("MemoryRepo.loadSpace")),
+
+      /**
+       * One page of a space's memories with their vectors, in the order they
+       * were stored, after `after` (the last page's last memory): a large
+       * space is read a page at a time, so no one statement holds the store long.
+       */
+      loadPage: (space: SpaceRef, after: PageCursor | null, limit: number) =>
+        Effect.gen(function*() {
+          const rows = yield* sql`SELECT ${indexColumns}, created_at::text AS cursor_at FROM memories
+            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+            AND ${after === null ? sql`true` : sql`(created_at, id) > (${after.at}::timestamptz, ${after.id})`}
+            ORDER BY created_at, id LIMIT ${limit}`
+          const memories = yield* decodeIndexed(rows)
+          const cursors = yield* decodeCursors(rows)
+          const last = cursors[cursors.length - 1]
+          // The cursor is the store's own timestamp text: a Date would drop its microseconds.
+          return { memories, next: last === undefined ? null : { at: last.cursor_at, id: last.id } }
+        }).pipe(storeFailure, Effect.withSpan("MemoryRepo.loadPage")),
+
+      /** The texts and metadata of these memories (those that exist), for an index woken without them. */
+      textsOf: (space: SpaceRef, ids: ReadonlyArray<string>) =>
+        sql`SELECT id, text, source_text, context, metadata FROM memories
+          WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ANY(${ids as Array<string>})`.pipe(
+          Effect.flatMap(decodeTexts),
+          storeFailure,
+          Effect.withSpan("MemoryRepo.textsOf", { attributes: { memories: ids.length } })
+        ),
+
+      /** The version of the space's memories (raised by every statement that changes any): what a snapshot is checked against. */
+      storeVersion: (space: SpaceRef) =>
+        sql`SELECT version FROM space_versions WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}`.pipe(
+          Effect.flatMap(decodeVersion),
+          Effect.map((rows) => rows[0]?.version ?? 0),
+          storeFailure
+        ),
+
+      /** These memories (those that exist), as listed. */
+      findMany: (space: SpaceRef, ids: ReadonlyArray<string>) =>
+        sql`SELECT ${listColumns} FROM memories
+          WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ANY(${ids as Array<string>})`.pipe(
+          Effect.flatMap(decodeListed),
+          storeFailure
+        ),
 
       find: (space: SpaceRef, id: string) =>
         sql`SELECT ${listColumns} FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id}`.pipe(

@@ -15,6 +15,7 @@ import m0011 from "./migrations/0011_ledger_debit.ts"
 import m0012 from "./migrations/0012_control_plane.ts"
 import m0013 from "./migrations/0013_portability.ts"
 import m0014 from "./migrations/0014_oauth.ts"
+import m0015 from "./migrations/0015_index_snapshots.ts"
 
 const run = Migrator.make({})
 
@@ -33,7 +34,8 @@ const MIGRATIONS = {
   "0011_ledger_debit": m0011,
   "0012_control_plane": m0012,
   "0013_portability": m0013,
-  "0014_oauth": m0014
+  "0014_oauth": m0014,
+  "0015_index_snapshots": m0015
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

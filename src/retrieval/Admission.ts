@@ -25,6 +25,28 @@ export class Admission {
     this.inactive[slot] = flag
   }
 
+  isActive(slot: number) {
+    return slot >= this.inactive.length || this.inactive[slot] === 0
+  }
+
+  /** Moves every slot's flag to its new number (`renumber[old]`, -1 for a slot that goes). */
+  renumber(renumber: Int32Array, slots: number) {
+    const inactive = new Uint8Array(Math.max(slots, 64))
+    let count = 0
+    for (let old = 0; old < Math.min(renumber.length, this.inactive.length); old++) {
+      const now = renumber[old]!
+      if (now >= 0 && this.inactive[old] === 1) {
+        inactive[now] = 1
+        count++
+      }
+    }
+    this.inactive = inactive
+    this.inactiveCount = count
+    this.verdicts = new Uint8Array(0)
+    this.stamps = new Uint32Array(0)
+    this.generation = 0
+  }
+
   /**
    * One query's test over slots below `slots`, given the caller's filter;
    * undefined when every slot is admitted, so the stages skip the test.

@@ -1,8 +1,11 @@
 /**
- * Incremental BM25 over integer document slots. Postings are typed arrays in
- * insertion order (a removed document leaves a hole until the posting is
- * compacted); a query accumulates into per-slot arrays reused across queries.
+ * Incremental BM25 over integer document slots. Slots are given out in
+ * increasing order, so every posting lists its slots ascending: a removed
+ * document's entries are found by binary search in the postings of its terms
+ * (which the caller names) and left as holes until the posting is compacted.
+ * A query accumulates into per-slot arrays reused across queries.
  */
+import { grown } from "./Grown.ts"
 
 interface Posting {
   readonly term: string
@@ -26,21 +29,43 @@ export interface KeywordScores {
   readonly of: (slot: number) => number
 }
 
-const grown = <A extends Int32Array | Float64Array | Uint32Array>(array: A, size: number, make: (n: number) => A): A => {
-  if (size <= array.length) return array
-  const next = make(Math.max(size, array.length * 2, 64))
-  next.set(array)
-  return next
+/** Each distinct term of a document with how often it occurs, in first-occurrence order. */
+export const termCounts = (docTerms: Iterable<string>) => {
+  const counts = new Map<string, number>()
+  for (const term of docTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
+}
+
+/** Where `slot` sits among a posting's first `length` entries (ascending, holes aside), or -1. */
+const find = (posting: Posting, slot: number) => {
+  const { slots } = posting
+  let low = 0
+  let high = posting.length - 1
+  while (low <= high) {
+    let mid = (low + high) >>> 1
+    // A hole keeps no order: step to the nearest entry that is not one, within the range.
+    let probe = mid
+    while (probe <= high && slots[probe] === HOLE) probe++
+    if (probe > high) {
+      high = mid - 1
+      continue
+    }
+    mid = probe
+    const at = slots[mid]!
+    if (at === slot) return mid
+    if (at < slot) low = mid + 1
+    else high = mid - 1
+  }
+  return -1
 }
 
 export class Bm25 {
   private readonly postings = new Map<string, Posting>()
-  /** Per slot: the postings holding it and its entry in each (parallel arrays); undefined when empty. */
-  private readonly postingsOf: Array<Array<Posting> | undefined> = []
-  private readonly entriesOf: Array<Int32Array | undefined> = []
   private lengths = new Int32Array(0)
   private documents = 0
   private totalLength = 0
+  /** The highest slot added so far: slots must come in increasing order. */
+  private lastSlot = -1
   // Query accumulators, by slot; `stamps[slot] === generation` marks a slot scored by the current query.
   private sums = new Float64Array(0)
   private stamps = new Uint32Array(0)
@@ -53,12 +78,10 @@ export class Bm25 {
     return this.documents
   }
 
-  add(slot: number, docTerms: ReadonlyArray<string>) {
-    this.remove(slot)
-    const counts = new Map<string, number>()
-    for (const term of docTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
-    const held: Array<Posting> = []
-    const entries = new Int32Array(counts.size)
+  /** Adds a document at `slot`, higher than every slot added before, with its terms and their counts. */
+  add(slot: number, counts: ReadonlyMap<string, number>, length: number) {
+    if (slot <= this.lastSlot) throw new Error(`BM25 slots must increase: ${slot} after ${this.lastSlot}`)
+    this.lastSlot = slot
     for (const [term, count] of counts) {
       let posting = this.postings.get(term)
       if (!posting) {
@@ -69,50 +92,69 @@ export class Bm25 {
         posting.slots = grown(posting.slots, posting.length + 1, (n) => new Int32Array(n))
         posting.counts = grown(posting.counts, posting.length + 1, (n) => new Int32Array(n))
       }
-      entries[held.length] = posting.length
       posting.slots[posting.length] = slot
       posting.counts[posting.length++] = count
       posting.live++
-      held.push(posting)
     }
     this.lengths = grown(this.lengths, slot + 1, (n) => new Int32Array(n))
-    this.lengths[slot] = docTerms.length
-    this.postingsOf[slot] = held
-    this.entriesOf[slot] = entries
+    this.lengths[slot] = length
     this.documents++
-    this.totalLength += docTerms.length
+    this.totalLength += length
   }
 
-  remove(slot: number) {
-    const held = this.postingsOf[slot]
-    if (!held) return
-    const entries = this.entriesOf[slot]!
-    for (let k = 0; k < held.length; k++) {
-      const posting = held[k]!
-      posting.slots[entries[k]!] = HOLE
+  /** Removes the document at `slot`, whose distinct terms are `docTerms`. */
+  remove(slot: number, docTerms: Iterable<string>) {
+    for (const term of docTerms) {
+      const posting = this.postings.get(term)
+      if (!posting) continue
+      const at = find(posting, slot)
+      if (at < 0) continue
+      posting.slots[at] = HOLE
       posting.live--
       if (posting.live === 0) this.postings.delete(posting.term)
       else if (posting.length - posting.live > Math.max(16, posting.live)) this.compact(posting)
     }
     this.totalLength -= this.lengths[slot]!
+    this.lengths[slot] = 0
     this.documents--
-    this.postingsOf[slot] = undefined
-    this.entriesOf[slot] = undefined
   }
 
-  /** Closes a posting's holes, keeping its order, and re-points its documents at their new entries. */
+  /** Closes a posting's holes, keeping its order. */
   private compact(posting: Posting) {
     let write = 0
     for (let read = 0; read < posting.length; read++) {
       const slot = posting.slots[read]!
       if (slot === HOLE) continue
       posting.slots[write] = slot
-      posting.counts[write] = posting.counts[read]!
-      const held = this.postingsOf[slot]!
-      this.entriesOf[slot]![held.indexOf(posting)] = write
-      write++
+      posting.counts[write++] = posting.counts[read]!
     }
     posting.length = write
+  }
+
+  /**
+   * Renumbers slots (`renumber[old]` is the new slot, -1 for none), keeping
+   * every posting's order: what the owner does when it closes the holes
+   * removed documents left among the slots.
+   */
+  renumber(renumber: Int32Array, slots: number) {
+    for (const posting of this.postings.values()) {
+      let write = 0
+      for (let read = 0; read < posting.length; read++) {
+        const old = posting.slots[read]!
+        const now = old === HOLE ? -1 : renumber[old]!
+        if (now < 0) continue
+        posting.slots[write] = now
+        posting.counts[write++] = posting.counts[read]!
+      }
+      posting.length = write
+    }
+    const lengths = new Int32Array(Math.max(slots, 64))
+    for (let old = 0; old < renumber.length; old++) if (renumber[old]! >= 0) lengths[renumber[old]!] = this.lengths[old]!
+    this.lengths = lengths
+    this.lastSlot = slots - 1
+    this.sums = new Float64Array(0)
+    this.stamps = new Uint32Array(0)
+    this.reached = new Int32Array(0)
   }
 
   /** Inverse document frequency of a term; a term no document holds gets the rarest value. */

@@ -3,11 +3,19 @@
  * soft term matching fused on z-normalised scores, then (in `accurate` mode)
  * what the data rewards: the best nearby same-group neighbour, entity
  * overlap, and dates the query names.
+ *
+ * A document is held as typed columns by slot, its words as word numbers of
+ * the space's lexicon (`Lexicon.ts`), never as objects: a space of a million
+ * memories costs a few hundred bytes each. Slots are given out in increasing
+ * order; a document whose words change moves to a new slot, and the holes
+ * removed documents leave are closed now and then (`onRenumber` tells the owner).
  */
 import { Admission } from "./Admission.ts"
-import { Bm25 } from "./Bm25.ts"
+import { Bm25, termCounts } from "./Bm25.ts"
+import { grown } from "./Grown.ts"
+import { forEachWord, Lexicon, packWords, samePacked } from "./Lexicon.ts"
 import { queryDates } from "./QueryDates.ts"
-import { SoftMatcher, type WordVectors, wordVectorsOf } from "./SoftMatch.ts"
+import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
 import { TopK } from "./TopK.ts"
 import { VectorIndex } from "./VectorIndex.ts"
@@ -29,15 +37,29 @@ export interface IndexDoc {
   readonly asks?: boolean | undefined
 }
 
-export interface HybridQuery<D extends IndexDoc = IndexDoc> {
+/** A document as the index keeps it: its words already numbered and packed (what a snapshot holds). */
+export interface PlacedDoc {
+  readonly id: string
+  readonly words: Uint8Array
+  readonly vector: Float32Array | undefined
+  readonly entities: ReadonlyArray<string>
+  readonly eventTime: number | null
+  readonly groupKey: string | null
+  readonly position: number
+  readonly active: boolean
+  readonly superseded: boolean
+  readonly asks: boolean
+}
+
+export interface HybridQuery {
   readonly text: string
   readonly vector?: Float32Array | undefined
   readonly referenceTime?: number | undefined
   readonly mode: "fast" | "accurate"
   readonly limit: number
   readonly candidateCap?: number | undefined
-  /** Narrows the active memories a query may return (given each one's id and document); undefined admits them all. */
-  readonly eligible?: ((id: string, doc: D) => boolean) | undefined
+  /** Narrows the active memories a query may return (given each one's id and slot); undefined admits them all. */
+  readonly eligible?: ((id: string, slot: number) => boolean) | undefined
 }
 
 export interface RankedHit {
@@ -62,18 +84,23 @@ export const WEIGHTS = {
   asks: 2
 }
 
-interface Entry<D extends IndexDoc> {
-  readonly doc: D
-  readonly slot: number
-  readonly entities: ReadonlySet<string>
-  /** Vectors of the content words, for soft matching; empty without word vectors. */
-  readonly termVectors: ReadonlyArray<Float32Array>
+export interface HybridIndexOptions {
+  /** A sentence vector made from a text's words (`words` of Text.ts), for documents given without one. */
+  readonly derive?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  /** Called when slots are renumbered (`renumber[old]` is the new slot or -1), before the call that caused it returns. */
+  readonly onRenumber?: ((renumber: Int32Array, slots: number) => void) | undefined
 }
 
 /** How many of the best candidates bring their neighbours into the pool (accurate mode). */
 const EXPANSION = 30
 /** Group positions this close are neighbours: in a dialogue, a speaker's previous turn is two back. */
 const REACH = 2
+/** Holes are closed once they are this many and a quarter of the slots. */
+const COMPACT_AT = 4096
+
+const SUPERSEDED = 1
+const ASKS = 2
+const LIVE = 4
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
 
@@ -84,98 +111,342 @@ const zScore = (sample: ReadonlyArray<number>) => {
   return (x: number) => (x - mean) / sd
 }
 
-/** Whether two versions of a document index the same words, entities, group and position. */
-const sameWords = (a: IndexDoc, b: IndexDoc) =>
-  a.text === b.text && (a.keywordExtra ?? "") === (b.keywordExtra ?? "") && a.groupKey === b.groupKey &&
-  a.position === b.position && a.entities.length === b.entities.length && a.entities.every((e, i) => e === b.entities[i])
+const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
 
-/** `D` is the caller's document type: a query's `eligible` gets the document back, with whatever it carries. */
-export class HybridIndex<D extends IndexDoc = IndexDoc> {
-  private readonly entries = new Map<string, Entry<D>>()
-  private readonly slots: Array<Entry<D> | undefined> = []
-  private readonly free: Array<number> = []
-  private readonly groups = new Map<string, Map<number, string>>()
+export class HybridIndex {
+  readonly lexicon: Lexicon
+  private readonly derive: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  private readonly onRenumber: ((renumber: Int32Array, slots: number) => void) | undefined
+  private readonly slotOf = new Map<string, number>()
+  private ids: Array<string | undefined> = []
+  private next = 0
+  private dead = 0
+  // Packed words of every slot, one arena: slot s's bytes are bytes[starts[s], ends[s]).
+  private bytes = new Uint8Array(1 << 16)
+  private used = 0
+  private starts = new Int32Array(0)
+  private ends = new Int32Array(0)
+  private entityLists: Array<ReadonlyArray<string> | undefined> = []
+  private eventTimes = new Float64Array(0)
+  private groupOf = new Int32Array(0)
+  private positions = new Int32Array(0)
+  private flags = new Uint8Array(0)
+  private readonly groupIds = new Map<string, number>()
+  private readonly groupKeys: Array<string> = []
+  /** Slot at each position (the latest placed); others at the same position wait in `crowded`. */
+  private bySlotPosition = new Map<number, number>()
+  private readonly crowded = new Map<number, Array<number>>()
   private readonly bm25 = new Bm25()
   private readonly vectors = new VectorIndex()
   private readonly admission = new Admission()
 
   /** Without `wordVectors` there is no soft term matching: BM25 and sentence vectors only. */
-  constructor(private readonly wordVectors?: WordVectors) {}
+  constructor(wordVectors?: WordVectors, options: HybridIndexOptions = {}) {
+    this.lexicon = new Lexicon(wordVectors)
+    this.soft = wordVectors !== undefined
+    this.derive = options.derive
+    this.onRenumber = options.onRenumber
+  }
+
+  private readonly soft: boolean
 
   get size() {
-    return this.entries.size
+    return this.slotOf.size
+  }
+
+  /** One past the highest slot given out. */
+  get slotCount() {
+    return this.next
   }
 
   has(id: string) {
-    return this.entries.has(id)
+    return this.slotOf.has(id)
+  }
+
+  slot(id: string): number | undefined {
+    return this.slotOf.get(id)
+  }
+
+  idAt(slot: number): string | undefined {
+    return this.ids[slot]
+  }
+
+  /** The ids in slot order. */
+  *liveIds(): IterableIterator<string> {
+    for (let slot = 0; slot < this.next; slot++) {
+      const id = this.ids[slot]
+      if (id !== undefined) yield id
+    }
   }
 
   /**
-   * Adds or replaces a document. A replacement whose words, entities, group
-   * and position are its predecessor's (a fact settled or superseded, a
-   * memory retired or its tags changed) keeps what was derived from them:
-   * its keyword postings, entity set and word vectors.
+   * Adds or replaces a document; answers its slot. A replacement whose words,
+   * entities, group and position are its predecessor's (a fact settled or
+   * superseded, a memory retired or its tags changed) keeps its slot and
+   * what was derived from its words.
    */
-  upsert(doc: D) {
-    const previous = this.entries.get(doc.id)
-    const kept = previous !== undefined && sameWords(previous.doc, doc)
-    if (previous && !kept) this.detach(previous)
-    const slot = previous?.slot ?? this.free.pop() ?? this.slots.length
-    const entry: Entry<D> = kept ? { ...previous, doc } : {
-      doc,
-      slot,
-      entities: new Set(doc.entities.map((e) => e.toLowerCase())),
-      termVectors: this.wordVectors ? wordVectorsOf(this.wordVectors, doc.text) : []
+  upsert(doc: IndexDoc): number {
+    const lexicon = this.lexicon
+    const textWords = lexicon.encode(doc.text)
+    const words = packWords(textWords, lexicon.encode(doc.keywordExtra ?? ""))
+    const vector = doc.vector ?? (this.derive ? this.derive(textWords.map((id) => lexicon.word(id))) : undefined)
+    return this.place({
+      id: doc.id,
+      words,
+      vector,
+      entities: [...new Set(doc.entities.map((e) => e.toLowerCase()))],
+      eventTime: doc.eventTime,
+      groupKey: doc.groupKey,
+      position: doc.position,
+      active: doc.active !== false,
+      superseded: doc.superseded === true,
+      asks: doc.asks === true
+    })
+  }
+
+  /** Adds or replaces a document whose words are already numbered (a snapshot's, or `upsert`'s). */
+  place(doc: PlacedDoc): number {
+    const previous = this.slotOf.get(doc.id)
+    const group = doc.groupKey === null ? -1 : this.groupId(doc.groupKey)
+    const kept = previous !== undefined && samePacked(this.bytes, this.starts[previous]!, this.ends[previous]!, doc.words) &&
+      sameList(this.entityLists[previous], doc.entities) && this.groupOf[previous] === group && this.positions[previous] === doc.position
+    let slot: number
+    if (kept) {
+      slot = previous
+    } else {
+      if (previous !== undefined) this.vacate(previous)
+      slot = this.next++
+      this.ensureSlots(slot + 1)
+      this.ids[slot] = doc.id
+      this.slotOf.set(doc.id, slot)
+      this.store(slot, doc.words)
+      this.entityLists[slot] = doc.entities
+      this.groupOf[slot] = group
+      this.positions[slot] = doc.position
+      let length = 0
+      const docTerms: Array<string> = []
+      forEachWord(doc.words, 0, doc.words.length, (id) => {
+        const term = this.lexicon.term(id)
+        if (term !== null) {
+          docTerms.push(term)
+          length++
+        }
+      })
+      this.bm25.add(slot, termCounts(docTerms), length)
+      this.holdPosition(slot, doc.position)
     }
-    this.entries.set(doc.id, entry)
-    this.slots[slot] = entry
-    this.admission.setActive(slot, doc.active !== false)
+    this.eventTimes[slot] = doc.eventTime ?? Number.NaN
+    this.flags[slot] = LIVE | (doc.superseded ? SUPERSEDED : 0) | (doc.asks ? ASKS : 0)
+    this.admission.setActive(slot, doc.active)
     if (doc.vector) this.vectors.set(slot, doc.vector)
     else this.vectors.delete(slot)
-    if (kept) return
-    this.bm25.add(slot, terms(`${doc.text} ${doc.keywordExtra ?? ""}`))
-    if (doc.groupKey !== null) {
-      let group = this.groups.get(doc.groupKey)
-      if (!group) this.groups.set(doc.groupKey, (group = new Map()))
-      group.set(doc.position, doc.id)
-    }
+    if (!kept && previous !== undefined) this.compactIfSparse()
+    // Closing holes may have renumbered it.
+    return this.slotOf.get(doc.id)!
   }
 
   setVector(id: string, vector: Float32Array) {
-    const entry = this.entries.get(id)
-    if (entry) this.vectors.set(entry.slot, vector)
+    const slot = this.slotOf.get(id)
+    if (slot !== undefined) this.vectors.set(slot, vector)
   }
 
   remove(id: string) {
-    const entry = this.entries.get(id)
-    if (!entry) return
-    this.detach(entry)
-    this.entries.delete(id)
-    this.slots[entry.slot] = undefined
-    this.admission.setActive(entry.slot, true)
-    this.free.push(entry.slot)
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return
+    this.vacate(slot)
+    this.compactIfSparse()
   }
 
-  private detach(entry: Entry<D>) {
-    this.bm25.remove(entry.slot)
-    this.vectors.delete(entry.slot)
-    if (entry.doc.groupKey !== null) {
-      const group = this.groups.get(entry.doc.groupKey)
-      if (group?.get(entry.doc.position) === entry.doc.id) group.delete(entry.doc.position)
-      if (group?.size === 0) this.groups.delete(entry.doc.groupKey)
+  /** A slot's document as the index keeps it (what a snapshot writes); undefined for a free slot. */
+  placedAt(slot: number): PlacedDoc | undefined {
+    const id = this.ids[slot]
+    if (id === undefined) return undefined
+    const eventTime = this.eventTimes[slot]!
+    const group = this.groupOf[slot]!
+    return {
+      id,
+      words: this.bytes.subarray(this.starts[slot]!, this.ends[slot]!),
+      vector: this.vectors.vectorAt(slot),
+      entities: this.entityLists[slot] ?? [],
+      eventTime: Number.isNaN(eventTime) ? null : eventTime,
+      groupKey: group < 0 ? null : this.groupKeys[group]!,
+      position: this.positions[slot]!,
+      active: this.admission.isActive(slot),
+      superseded: (this.flags[slot]! & SUPERSEDED) !== 0,
+      asks: (this.flags[slot]! & ASKS) !== 0
     }
   }
 
-  /** The admitted memories of `entry`'s group within `REACH` positions, with their distance. */
-  private neighbours(entry: Entry<D>, eligible: (slot: number) => boolean): Array<readonly [slot: number, distance: number]> {
-    const group = entry.doc.groupKey === null ? undefined : this.groups.get(entry.doc.groupKey)
+  private groupId(key: string) {
+    let id = this.groupIds.get(key)
+    if (id === undefined) {
+      id = this.groupKeys.length
+      this.groupIds.set(key, id)
+      this.groupKeys.push(key)
+    }
+    return id
+  }
+
+  private ensureSlots(size: number) {
+    this.starts = grown(this.starts, size, (n) => new Int32Array(n))
+    this.ends = grown(this.ends, size, (n) => new Int32Array(n))
+    this.eventTimes = grown(this.eventTimes, size, (n) => new Float64Array(n))
+    this.groupOf = grown(this.groupOf, size, (n) => new Int32Array(n))
+    this.positions = grown(this.positions, size, (n) => new Int32Array(n))
+    this.flags = grown(this.flags, size, (n) => new Uint8Array(n))
+  }
+
+  private store(slot: number, words: Uint8Array) {
+    if (this.used + words.length > this.bytes.length) {
+      const bigger = new Uint8Array(Math.max(this.bytes.length * 2, this.used + words.length))
+      bigger.set(this.bytes.subarray(0, this.used))
+      this.bytes = bigger
+    }
+    this.bytes.set(words, this.used)
+    this.starts[slot] = this.used
+    this.used += words.length
+    this.ends[slot] = this.used
+  }
+
+  private holdPosition(slot: number, position: number) {
+    const held = this.bySlotPosition.get(position)
+    if (held === undefined) this.bySlotPosition.set(position, slot)
+    else {
+      // The latest placed answers for the position; the others stay reachable as neighbours too.
+      const others = this.crowded.get(position) ?? []
+      others.push(held)
+      this.crowded.set(position, others)
+      this.bySlotPosition.set(position, slot)
+    }
+  }
+
+  private releasePosition(slot: number, position: number) {
+    const others = this.crowded.get(position)
+    if (this.bySlotPosition.get(position) === slot) {
+      const next = others?.pop()
+      if (next === undefined) this.bySlotPosition.delete(position)
+      else this.bySlotPosition.set(position, next)
+    } else if (others) {
+      const at = others.indexOf(slot)
+      if (at >= 0) others.splice(at, 1)
+    }
+    if (others?.length === 0) this.crowded.delete(position)
+  }
+
+  /** The distinct BM25 terms of a slot's words. */
+  private termsAt(slot: number) {
+    const found = new Set<string>()
+    forEachWord(this.bytes, this.starts[slot]!, this.ends[slot]!, (id) => {
+      const term = this.lexicon.term(id)
+      if (term !== null) found.add(term)
+    })
+    return found
+  }
+
+  /** Frees a slot: its words leave the keyword statistics, its vector and position go. */
+  private vacate(slot: number) {
+    this.bm25.remove(slot, this.termsAt(slot))
+    this.vectors.delete(slot)
+    this.releasePosition(slot, this.positions[slot]!)
+    this.admission.setActive(slot, true)
+    this.slotOf.delete(this.ids[slot]!)
+    this.ids[slot] = undefined
+    this.entityLists[slot] = undefined
+    this.flags[slot] = 0
+    this.dead++
+  }
+
+  /** Closes the holes once they are many: every slot renumbered in order, every structure with it. */
+  private compactIfSparse() {
+    if (this.dead < COMPACT_AT || this.dead * 4 < this.next) return
+    const renumber = new Int32Array(this.next).fill(-1)
+    let count = 0
+    for (let slot = 0; slot < this.next; slot++) if (this.ids[slot] !== undefined) renumber[slot] = count++
+    const bytes = new Uint8Array(Math.max(1 << 16, this.used))
+    let used = 0
+    const starts = new Int32Array(Math.max(count, 64))
+    const ends = new Int32Array(Math.max(count, 64))
+    const move = <A extends Int32Array | Float64Array | Uint8Array>(array: A, make: (n: number) => A) => {
+      const moved = make(Math.max(count, 64))
+      for (let old = 0; old < this.next; old++) if (renumber[old]! >= 0) moved[renumber[old]!] = array[old]!
+      return moved
+    }
+    for (let old = 0; old < this.next; old++) {
+      const now = renumber[old]!
+      if (now < 0) continue
+      const words = this.bytes.subarray(this.starts[old]!, this.ends[old]!)
+      bytes.set(words, used)
+      starts[now] = used
+      used += words.length
+      ends[now] = used
+    }
+    this.bytes = bytes
+    this.used = used
+    this.starts = starts
+    this.ends = ends
+    this.eventTimes = move(this.eventTimes, (n) => new Float64Array(n))
+    this.groupOf = move(this.groupOf, (n) => new Int32Array(n))
+    this.positions = move(this.positions, (n) => new Int32Array(n))
+    this.flags = move(this.flags, (n) => new Uint8Array(n))
+    const ids: Array<string | undefined> = new Array(count)
+    const entityLists: Array<ReadonlyArray<string> | undefined> = new Array(count)
+    for (let old = 0; old < this.next; old++) {
+      const now = renumber[old]!
+      if (now < 0) continue
+      ids[now] = this.ids[old]
+      entityLists[now] = this.entityLists[old]
+      this.slotOf.set(this.ids[old]!, now)
+    }
+    this.ids = ids
+    this.entityLists = entityLists
+    this.bySlotPosition = new Map([...this.bySlotPosition].map(([position, slot]) => [position, renumber[slot]!]))
+    for (const [position, others] of this.crowded) this.crowded.set(position, others.map((slot) => renumber[slot]!))
+    this.bm25.renumber(renumber, count)
+    this.vectors.renumber(renumber, count)
+    this.admission.renumber(renumber, count)
+    this.next = count
+    this.dead = 0
+    this.onRenumber?.(renumber, count)
+  }
+
+  /** The admitted memories of `slot`'s group within `REACH` positions, with their distance. */
+  private neighbours(slot: number, eligible: (slot: number) => boolean): Array<readonly [slot: number, distance: number]> {
+    const group = this.groupOf[slot]!
     const out: Array<readonly [number, number]> = []
-    if (!group) return out
+    if (group < 0) return out
+    const position = this.positions[slot]!
     for (let offset = -REACH; offset <= REACH; offset++) {
-      const id = offset === 0 ? undefined : group.get(entry.doc.position + offset)
-      const neighbour = id === undefined ? undefined : this.entries.get(id)
-      if (neighbour && eligible(neighbour.slot)) out.push([neighbour.slot, Math.abs(offset)])
+      if (offset === 0) continue
+      const at = position + offset
+      const first = this.bySlotPosition.get(at)
+      if (first === undefined) continue
+      // Of the memories at that position, the latest placed in this group.
+      let found = first !== slot && this.groupOf[first] === group ? first : -1
+      if (found < 0) {
+        const others = this.crowded.get(at) ?? []
+        for (let i = others.length - 1; i >= 0 && found < 0; i--) {
+          const other = others[i]!
+          if (other !== slot && this.groupOf[other] === group) found = other
+        }
+      }
+      if (found >= 0 && eligible(found)) out.push([found, Math.abs(offset)])
     }
+    return out
+  }
+
+  /** The distinct vectors of a slot's soft words (its text's content words the word vectors know). */
+  private softVectors(slot: number): Array<Float32Array> {
+    const seen = new Set<number>()
+    const out: Array<Float32Array> = []
+    forEachWord(this.bytes, this.starts[slot]!, this.ends[slot]!, (id, inText) => {
+      if (!inText) return
+      const soft = this.lexicon.softWord(id)
+      if (soft === 0 || seen.has(soft)) return
+      seen.add(soft)
+      const vector = this.lexicon.vector(soft)
+      if (vector) out.push(vector)
+    })
     return out
   }
 
@@ -184,11 +455,11 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
    * set); a memory outside it scores as the pool's worst.
    */
   private softScores(text: string, pool: ReadonlyArray<number>): (slot: number) => number {
-    const matcher = this.wordVectors && WEIGHTS.soft !== 0
-      ? SoftMatcher.forQuery(this.wordVectors, text, (word) => this.bm25.idf(stem(word)))
+    const matcher = this.soft && WEIGHTS.soft !== 0
+      ? SoftMatcher.forQuery((word) => this.lexicon.vector(this.lexicon.idOf(word)), text, (word) => this.bm25.idf(stem(word)))
       : undefined
     if (!matcher) return () => 0
-    const raw = pool.map((slot) => matcher.score(this.slots[slot]!.termVectors))
+    const raw = pool.map((slot) => matcher.score(this.softVectors(slot)))
     const z = zScore(raw)
     const scores = new Map<number, number>()
     let floor = Infinity
@@ -200,14 +471,14 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
     return (slot) => scores.get(slot) ?? floor
   }
 
-  search(query: HybridQuery<D>): ReadonlyArray<RankedHit> {
+  search(query: HybridQuery): ReadonlyArray<RankedHit> {
     const cap = query.candidateCap ?? 200
     const filter = query.eligible
     const admit = this.admission.forQuery(
-      this.slots.length,
+      this.next,
       filter === undefined ? undefined : (slot) => {
-        const entry = this.slots[slot]
-        return entry !== undefined && filter(entry.doc.id, entry.doc)
+        const id = this.ids[slot]
+        return id !== undefined && filter(id, slot)
       }
     )
     const eligible = admit ?? (() => true)
@@ -240,7 +511,7 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
       const base = new Map(pool.map((slot) => [slot, baseOf(slot)]))
       const leaders = [...pool].sort((a, b) => base.get(b)! - base.get(a)!).slice(0, EXPANSION)
       for (const leader of leaders) {
-        for (const [slot] of this.neighbours(this.slots[leader]!, eligible)) {
+        for (const [slot] of this.neighbours(leader, eligible)) {
           if (!inPool.has(slot)) {
             inPool.add(slot)
             pool.push(slot)
@@ -262,17 +533,16 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
       const queryWords = new Set(query.text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
       const spans = queryDates(query.text, query.referenceTime)
       for (const slot of pool) {
-        const entry = this.slots[slot]!
         let near = 0
-        for (const [neighbour, distance] of this.neighbours(entry, eligible)) {
+        for (const [neighbour, distance] of this.neighbours(slot, eligible)) {
           near = Math.max(near, WEIGHTS.decay ** (distance - 1) * fusedOf(neighbour))
         }
         let boost = WEIGHTS.neighbour * near
-        for (const entity of entry.entities) {
+        for (const entity of this.entityLists[slot] ?? []) {
           if (entity.split(/\s+/).every((part) => queryWords.has(part))) boost += WEIGHTS.entity
         }
-        if (spans.length > 0 && entry.doc.eventTime !== null) {
-          const t = entry.doc.eventTime
+        const t = this.eventTimes[slot]!
+        if (spans.length > 0 && !Number.isNaN(t)) {
           if (spans.some((s) => t >= s.start && t <= s.end)) boost += WEIGHTS.date
         }
         boosts.set(slot, boost)
@@ -281,14 +551,14 @@ export class HybridIndex<D extends IndexDoc = IndexDoc> {
 
     return pool
       .map((slot) => {
-        const doc = this.slots[slot]!.doc
-        const boost = (boosts.get(slot) ?? 0) - (doc.superseded === true ? WEIGHTS.superseded : 0) - (doc.asks === true ? WEIGHTS.asks : 0)
+        const flags = this.flags[slot]!
+        const boost = (boosts.get(slot) ?? 0) - ((flags & SUPERSEDED) !== 0 ? WEIGHTS.superseded : 0) - ((flags & ASKS) !== 0 ? WEIGHTS.asks : 0)
         return { slot, total: fused.get(slot)! + boost, boost }
       })
       .sort((a, b) => b.total - a.total)
       .slice(0, query.limit)
       .map((hit) => ({
-        id: this.slots[hit.slot]!.doc.id,
+        id: this.ids[hit.slot]!,
         score: sigmoid(hit.total),
         bm25: keywordOf(hit.slot),
         vector: vectorOf(hit.slot),

@@ -58,6 +58,28 @@ export class VectorIndex {
     if (slot < this.present.length) this.present[slot] = 0
   }
 
+  /** The stored vector of `slot` (a view, valid until the next change), or undefined. */
+  vectorAt(slot: number): Float32Array | undefined {
+    return this.present[slot] === 1 ? this.data.subarray(slot * this.dims, (slot + 1) * this.dims) : undefined
+  }
+
+  /** Moves every kept slot to its new number (`renumber[old]`, -1 to drop it), as the owner closes its holes. */
+  renumber(renumber: Int32Array, slots: number) {
+    if (this.dims === 0) return
+    const data = new Float32Array(Math.max(slots, 64) * this.dims)
+    const present = new Uint8Array(Math.max(slots, 64))
+    for (let old = 0; old < Math.min(renumber.length, this.extent); old++) {
+      const now = renumber[old]!
+      if (now < 0 || this.present[old] !== 1) continue
+      data.set(this.data.subarray(old * this.dims, (old + 1) * this.dims), now * this.dims)
+      present[now] = 1
+    }
+    this.data = data
+    this.present = present
+    this.extent = slots
+    this.sims = new Float64Array(0)
+  }
+
   similarity(slot: number, query: Float32Array) {
     if (this.present[slot] !== 1 || query.length !== this.dims) return 0
     let dot = 0

@@ -9,7 +9,7 @@
  */
 import { type Clock, Duration, Effect, Queue } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
-import type { EntityRef, Memory } from "../domain/Memory.ts"
+import type { EntityRef, IndexedMemory, Memory } from "../domain/Memory.ts"
 import { type Consolidator, ConsolidationFailure } from "../consolidation/Consolidator.ts"
 import { subjectOf } from "../consolidation/Facts.ts"
 import { type GroupPlan, planGroupsInSlices, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
@@ -19,7 +19,7 @@ import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import { newMemoryId } from "../../services/store/MemoryRows.ts"
-import type { SpaceState } from "./SpaceState.ts"
+import type { MemoryMeta, SpaceState } from "./SpaceState.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import { makeSettling } from "./Settling.ts"
@@ -129,9 +129,35 @@ export const makeConsolidation = (deps: {
     const woken = settling.settle
 
     const pendingFacts = () =>
-      [...state.memories.values()]
+      [...state.metas()]
         .filter((m) => m.type === "fact" && m.state === "active" && m.consolidatedAt === null)
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position)
+
+    /**
+     * The space's memories as this loop last read them, while it has work:
+     * the planner keeps what it worked out per memory object (its terms, the
+     * attributes it states), so an unchanged memory is the same object from
+     * one run to the next. Let go when nothing is pending.
+     */
+    const known = new Map<string, IndexedMemory>()
+    const unchanged = (held: IndexedMemory, now: MemoryMeta) =>
+      held.updatedAt.getTime() === now.updatedAt.getTime() && held.state === now.state &&
+      held.supersededBy === now.supersededBy && held.consolidatedAt?.getTime() === now.consolidatedAt?.getTime()
+    const everything = () => {
+      const out: Array<IndexedMemory> = []
+      const seen = new Set<string>()
+      for (const meta of state.metas()) {
+        let memory = known.get(meta.id)
+        if (memory === undefined || !unchanged(memory, meta)) {
+          memory = state.get(meta.id)!
+          known.set(meta.id, memory)
+        }
+        out.push(memory)
+        seen.add(meta.id)
+      }
+      for (const id of known.keys()) if (!seen.has(id)) known.delete(id)
+      return out
+    }
 
     const embedAll = (texts: ReadonlyArray<string>) =>
       texts.length === 0
@@ -150,11 +176,14 @@ export const makeConsolidation = (deps: {
 
     const run = Effect.gen(function*() {
       const pending = pendingFacts()
-      if (pending.length === 0) return { more: false, lagMs: 0 } satisfies LoopStep
+      if (pending.length === 0) {
+        known.clear()
+        return { more: false, lagMs: 0 } satisfies LoopStep
+      }
       const started = new Date(clock.unsafeCurrentTimeMillis())
       const batch = pending.slice(0, RUN_FACTS)
       yield* deps.beforeHeavyWrite
-      const snapshot = [...state.memories.values()]
+      const snapshot = everything()
       const planned = yield* inSlices(planGroupsInSlices(snapshot, batch.map((m) => m.id), newId))
 
       const notes = new Map<string, Omit<Synthesis, "embedding" | "embedder">>()
@@ -202,7 +231,7 @@ export const makeConsolidation = (deps: {
         ...batch,
         ...planned.groups.flatMap((g) => g.facts.map((f) => f.memory)),
         ...existing.values(),
-        ...summaries.write.flatMap((p) => p.notes.filter((n) => state.get(n.id) !== undefined && !notes.has(n.id)))
+        ...summaries.write.flatMap((p) => p.notes.filter((n) => state.has(n.id) && !notes.has(n.id)))
       ]
       const applied = yield* writer.applyConsolidation({
         create: withVectors.filter((s) => !existing.has(s.id)),

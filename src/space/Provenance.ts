@@ -46,7 +46,7 @@ export const makeProvenance = (deps: {
       const removed = yield* consolidation.remove(space, dependents.map((d) => d.id))
       const repended = yield* consolidation.repend(space, [...new Set([...others, ...repend])])
       const touched = [...changed, ...dependents.map((d) => d.id)].flatMap((id) => {
-        const memory = state.get(id)
+        const memory = state.meta(id)
         return memory === undefined ? [] : [memory.tags]
       })
       yield* models.markStale(space, touched)

@@ -7,6 +7,9 @@ import type { Recall, Exclusion } from "../domain/SpaceProtocol.ts"
 import type { TagsMatch } from "../domain/Memories.ts"
 import type { Memory } from "../domain/Memory.ts"
 
+/** What a recall's filters read of a memory: never its words. */
+export type Filtered = Pick<Memory, "type" | "userId" | "agentId" | "sessionId" | "tags" | "createdAt">
+
 // Plain loops, no per-call sets or closures: a recall checks every candidate memory, and a memory has a few tags.
 const holdsAny = (memoryTags: ReadonlyArray<string>, wanted: ReadonlyArray<string>) => {
   for (const tag of wanted) if (memoryTags.includes(tag)) return true
@@ -46,14 +49,14 @@ const scopeAdmits = (value: string | null, wanted: string | null) => wanted === 
  * undefined when it sets none and so admits every active memory: the index
  * then skips the per-memory check.
  */
-export const narrowing = (recall: Recall): ((memory: Memory) => boolean) | undefined => {
+export const narrowing = (recall: Recall): ((memory: Filtered) => boolean) | undefined => {
   const asOf = recall.asOf === null ? null : Date.parse(recall.asOf)
   const types = recall.memoryTypes === null || recall.memoryTypes.length === 0 ? null : new Set(recall.memoryTypes)
   const tagged = recall.tags !== null && recall.tags.length > 0
   if (types === null && recall.userId === null && recall.agentId === null && recall.sessionId === null && !tagged && asOf === null) {
     return undefined
   }
-  return (memory: Memory) =>
+  return (memory: Filtered) =>
     (types === null || types.has(memory.type)) &&
     scopeAdmits(memory.userId, recall.userId) &&
     scopeAdmits(memory.agentId, recall.agentId) &&
@@ -75,10 +78,11 @@ export interface Scored {
  */
 export const select = (
   ranked: ReadonlyArray<Scored>,
-  memories: ReadonlyMap<string, Memory>,
+  /** A ranked memory's type. */
+  typeOf: (id: string) => Memory["type"] | undefined,
   recall: Recall,
   /** The note (or other synthesis) a fact is behind, when the recall may see it. */
-  coveringNote: (factId: string) => Memory | undefined = () => undefined
+  coveringNote: (factId: string) => Pick<Memory, "id"> | undefined = () => undefined
 ): { included: ReadonlyArray<Scored>; excluded: ReadonlyArray<Exclusion> } => {
   const excluded: Array<Exclusion> = []
   let kept: ReadonlyArray<Scored> = ranked
@@ -86,7 +90,7 @@ export const select = (
     const placed = new Set<string>()
     const out: Array<Scored> = []
     for (const hit of ranked) {
-      const note = memories.get(hit.id)?.type === "fact" ? coveringNote(hit.id) : undefined
+      const note = typeOf(hit.id) === "fact" ? coveringNote(hit.id) : undefined
       if (note !== undefined) {
         excluded.push({ memory_id: hit.id, reason: "dedup", detail: `covered by ${note.id}` })
         if (!placed.has(note.id)) {

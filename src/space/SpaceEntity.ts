@@ -7,7 +7,7 @@
  * source of truth, so a moved or restarted entity rebuilds all of it.
  */
 import { Entity } from "@effect/cluster"
-import { Effect, Layer, Metric, Queue } from "effect"
+import { Clock, Effect, Either, Layer, Metric, Queue, Schedule } from "effect"
 import { AppConfig, type AppConfigShape } from "../config/AppConfig.ts"
 import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
@@ -18,7 +18,7 @@ import { Extractor } from "../ingestion/Extractor.ts"
 import { ExtractionSettings } from "../ingestion/ExtractionSettings.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { JobRepo } from "../../services/store/JobRepo.ts"
-import { ReadPriority, yieldToIo } from "../../services/EventLoop.ts"
+import { ReadPriority } from "../../services/EventLoop.ts"
 import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { SpaceRepo } from "../../services/store/SpaceRepo.ts"
@@ -45,6 +45,9 @@ import { PortabilityRepo } from "../../services/store/PortabilityRepo.ts"
 import { makePortability } from "../portability/PortabilityLoop.ts"
 import { join } from "node:path"
 import { SpaceClock } from "./SpaceClock.ts"
+import { fillTexts, loadFromStore } from "./IndexLoad.ts"
+import { makeIndexSnapshots } from "./IndexSnapshots.ts"
+import { SnapshotStore } from "../../services/store/SnapshotStore.ts"
 import { makeRecall } from "./SpaceRecall.ts"
 import { KEEP_ALIVE_LINGER, makeKeepAlive } from "./KeepAlive.ts"
 import { SpaceState } from "./SpaceState.ts"
@@ -55,10 +58,16 @@ import { ExtractionThread } from "../ingestion/WorkerExtraction.ts"
 
 /** Operators (and tests) see spaces come and go: activations count up, the gauge follows the live ones. */
 export const spaceActivations = Metric.counter("engram_space_activations", { description: "Space entities activated (index built from the store)" })
-export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
+/** How often a space looks whether its index snapshot is due. */
+const SNAPSHOT_CHECK = "5 seconds"
+/** A snapshot is written once the space has had no change for this long ... */
+const SNAPSHOT_QUIET_MS = 10_000
+/** ... or its index has gone this long without one while changes kept coming. */
+const SNAPSHOT_MAX_DIRTY_MS = 300_000
 
-/** Memories put in the index between turns for pending I/O while a large space loads. */
-const LOAD_CHUNK = 2000
+/** Where a woken space's index came from: its snapshot, or the store (none, damaged, or behind). */
+export const spaceWakes = Metric.counter("engram_space_wakes", { description: "Space indexes built on activation, by source" })
+export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
 
 const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
@@ -89,26 +98,63 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // down then fails that call with a 503 and the next call tries again. A space that exists stays known to
   // exist (deletion goes through this entity); a missing one is checked again on every call, since
   // creating a space does not.
-  const state = new SpaceState(embedder.id, embedder.wordVectors)
+  const state = new SpaceState(space, { id: embedder.id, fromWords: embedder.fromWords }, embedder.wordVectors)
   const loading = yield* Effect.makeSemaphore(1)
   let loaded = false
   const load = Effect.gen(function*() {
     if (!(yield* spaceRepo.exists(space))) return yield* new SpaceMissing({ message: `space ${space.spaceId} not found` })
-    const memories = yield* repo.loadSpace(space)
-    for (let i = 0; i < memories.length; i += LOAD_CHUNK) {
-      for (const memory of memories.slice(i, i + LOAD_CHUNK)) state.put(memory)
-      if (i + LOAD_CHUNK < memories.length) yield* yieldToIo
+    const restored = yield* snapshots.restore
+    let source: "snapshot" | "store" = "snapshot"
+    let count: number
+    if (Either.isRight(restored)) {
+      count = restored.right.memories
+      writer.indexedAt(restored.right.storeVersion)
+    } else {
+      source = "store"
+      if (restored.left !== "no snapshot") {
+        yield* Effect.logInfo(`index snapshot not used (${restored.left}); rebuilding from the store`).pipe(
+          Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId })
+        )
+      }
+      // The version before the pages are read: a change made meanwhile makes it stale, never the index trusted.
+      const version = yield* repo.storeVersion(space)
+      count = yield* loadFromStore(repo, space, state)
+      writer.indexedAt(version)
     }
     loaded = true
-    yield* Effect.logDebug("space index loaded").pipe(Effect.annotateLogs({ space_id: space.spaceId, memories: memories.length }))
+    yield* Metric.increment(Metric.tagged(spaceWakes, "source", source))
+    yield* Effect.annotateCurrentSpan({ source, memories: count })
+    yield* Effect.logInfo(`space index loaded from the ${source}`).pipe(
+      Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId, memories: count, source })
+    )
+    // The texts of a snapshot's memories follow from the store; writes wait for them, recalls do not.
+    if (!state.complete) yield* Effect.forkIn(textsInBackground, entityScope)
     // Facts left pending (a restart, a moved shard, a failed run) are consolidated once things settle.
-    if (memories.some((m) => m.type === "fact" && m.consolidatedAt === null && m.state === "active")) yield* factsChanged
+    for (const m of state.metas()) {
+      if (m.type === "fact" && m.consolidatedAt === null && m.state === "active") {
+        yield* factsChanged
+        break
+      }
+    }
     // Models left due for a refresh are scheduled as if their memories had just been recorded.
     yield* Effect.suspend(() => refreshActivated)
   }).pipe(Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
   const ensureLoaded = Effect.suspend(() =>
     loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
   )
+  // Texts missing after a wake from a snapshot: read once, by whichever needs them first.
+  const filling = yield* Effect.makeSemaphore(1)
+  const ensureTexts = Effect.suspend(() =>
+    state.complete ? Effect.void : filling.withPermits(1)(Effect.suspend(() => (state.complete ? Effect.void : fillTexts(repo, space, state))))
+  ).pipe(Effect.asVoid)
+  const textsInBackground = ensureTexts.pipe(
+    Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.union(Schedule.spaced("30 seconds")))),
+    Effect.tapErrorCause((cause) => Effect.logWarning("reading the texts of a woken space failed", cause)),
+    Effect.ignore
+  )
+  /** Loaded, with every memory's texts: what every change of the space needs. */
+  const ensureReady = ensureLoaded.pipe(Effect.zipRight(ensureTexts))
+  const entityScope = yield* Effect.scope
 
   const priority = yield* ReadPriority
   // Set once the consolidation loop exists (the writer, made first, tells it about changed facts).
@@ -148,14 +194,22 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       loaded = false
     }
   })
-  const recall = makeRecall({ space, state, embedder })
+  const snapshots = makeIndexSnapshots({
+    space,
+    state,
+    store: yield* SnapshotStore,
+    storeVersion: repo.storeVersion(space),
+    holdingChanges: writer.holdingChanges,
+    indexVersion: writer.indexVersion
+  })
+  const recall = makeRecall({ space, state, embedder, fromStore: (ids) => repo.findMany(space, ids) })
   const drain = yield* makeDrain({ space, jobs, writer, settings: preparation.settings, prepareGroup: preparation.prepareGroupWith })
 
   // One keep-alive for all the loops below, held while any of them works.
   const alive = yield* makeKeepAlive({ linger: KEEP_ALIVE_LINGER, keepAlive: Entity.keepAlive })
   const wake = yield* Queue.sliding<void>(1)
   // A space deleted meanwhile has nothing left to drain (its jobs went with it).
-  const drainStep = ensureLoaded.pipe(
+  const drainStep = ensureReady.pipe(
     Effect.zipRight(drain.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
@@ -176,7 +230,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     })
     factsChanged = consolidation.nudge
     consolidationWoken = consolidation.woken
-    const consolidateStep = ensureLoaded.pipe(
+    const consolidateStep = ensureReady.pipe(
       Effect.zipRight(consolidation.step),
       Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
     )
@@ -200,7 +254,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   })
   refreshRecorded = refresh.recorded
   refreshActivated = refresh.activated
-  const refreshStep = ensureLoaded.pipe(
+  const refreshStep = ensureReady.pipe(
     Effect.zipRight(refresh.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
@@ -218,7 +272,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     beforeHeavyWrite: priority.beforeHeavyWrite,
     screen: makeScreen(yield* RuleRepo, webhooks).screenDocument
   })
-  const documentStep = ensureLoaded.pipe(
+  const documentStep = ensureReady.pipe(
     Effect.zipRight(documentLoop.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
@@ -242,7 +296,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       return ensureLoaded
     }).pipe(Effect.catchTag("SpaceMissing", () => Effect.void))
   })
-  const portabilityStep = ensureLoaded.pipe(
+  const portabilityStep = ensureReady.pipe(
     Effect.zipRight(portability.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
@@ -264,6 +318,32 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
   yield* delivery.nudge
 
+  // The index snapshot: written once writes pause for a while (or have gone on for long), and when the entity stops.
+  let dirtySince: number | null = null
+  const snapshotStep = Effect.gen(function*() {
+    if (!loaded || !snapshots.dirty()) {
+      dirtySince = null
+      return { more: false, lagMs: 0 }
+    }
+    const now = liveClock.unsafeCurrentTimeMillis()
+    dirtySince ??= now
+    if (writer.quietFor() < SNAPSHOT_QUIET_MS && now - dirtySince < SNAPSHOT_MAX_DIRTY_MS) return { more: false, lagMs: 0 }
+    const lagMs = now - dirtySince
+    yield* snapshots.save
+    dirtySince = null
+    return { more: false, lagMs }
+  })
+  // On the wall clock, whatever clock the space's own timers run on (a test's): a snapshot is no event of the space.
+  const liveClock = Clock.make()
+  yield* supervise({ loop: "snapshot", space, alive, signal: Effect.sleep(SNAPSHOT_CHECK).pipe(Effect.withClock(liveClock)), step: snapshotStep })
+  // Last: finalizers run in reverse, so this one runs while the loops can still finish a change in progress.
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => (loaded && snapshots.dirty() ? snapshots.save : Effect.void)).pipe(
+      Effect.timeout("60 seconds"),
+      Effect.tapErrorCause((cause) => Effect.logWarning("saving the index snapshot as the space stopped failed", cause)),
+      Effect.ignore
+    ))
+
   const write = (item: WriteItem, settings: ExtractionSettingsValues, events: ReadonlyArray<OutboxEvent>) =>
     Effect.gen(function*() {
       const prepared = yield* preparation.prepare(item, settings)
@@ -275,16 +355,16 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
 
   return SpaceEntity.of({
     Write: ({ payload }) =>
-      ensureLoaded.pipe(
+      ensureReady.pipe(
         Effect.zipRight(preparation.settings),
         // The events handed over with the write are queued in its first item's transaction.
         Effect.flatMap((settings) => Effect.forEach(payload.items, (item, i) => write(item, settings, i === 0 ? payload.events : []))),
         guarded
       ),
     Recall: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(recall(payload)), priority.read, guarded),
-    Edit: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
-    Forget: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
-    DeleteDocument: ({ payload }) => ensureLoaded.pipe(Effect.zipRight(writer.deleteDocument(payload.documentId)), guarded),
+    Edit: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
+    Forget: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
+    DeleteDocument: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.deleteDocument(payload.documentId)), guarded),
     Wake: () =>
       Queue.offer(wake, undefined).pipe(
         Effect.zipRight(consolidationWoken),
@@ -294,7 +374,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
         Effect.zipRight(delivery.nudge)
       ),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
-    Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(guarded)
+    Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(Effect.tap(() => snapshots.forget), guarded)
   })
 })
 

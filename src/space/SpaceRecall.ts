@@ -5,7 +5,9 @@
  * only synchronously after a commit, so a recall sees a write whole or not at all.
  */
 import { Effect } from "effect"
+import type { ServiceUnavailable } from "../domain/Errors.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
+import type { Memory } from "../domain/Memory.ts"
 import { retrieveItem } from "../domain/MemoryViews.ts"
 import type { Recall, RecallResult } from "../domain/SpaceProtocol.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
@@ -29,7 +31,7 @@ export const currentFirst = <H extends { readonly id: string; readonly score: nu
     for (const follower of moved.get(hit.id) ?? []) emit(follower, placed.score)
   }
   for (const hit of hits) {
-    const by = state.get(hit.id)?.supersededBy ?? null
+    const by = state.meta(hit.id)?.supersededBy ?? null
     const byAt = by === null ? undefined : at.get(by)
     if (by !== null && byAt !== undefined && byAt > at.get(hit.id)!) {
       const list = moved.get(by) ?? []
@@ -42,7 +44,13 @@ export const currentFirst = <H extends { readonly id: string; readonly score: nu
   return out
 }
 
-export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: SpaceState; readonly embedder: EmbedderShape }) => {
+export const makeRecall = (deps: {
+  readonly space: SpaceRef
+  readonly state: SpaceState
+  readonly embedder: EmbedderShape
+  /** The memories of these ids as the store has them: for results whose texts a space just woken has not read yet. */
+  readonly fromStore: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Memory>, ServiceUnavailable>
+}) => {
   const { embedder, space, state } = deps
   return (recall: Recall) =>
     Effect.gen(function*() {
@@ -56,7 +64,7 @@ export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: Spa
       const hits = currentFirst(rank(recall.mode, recall.full ? cap + 50 : cap), state)
       const considered = hits.slice(0, cap)
       const narrow = narrowing(recall)
-      const selection = select(considered, state.memories, recall, (factId) =>
+      const selection = select(considered, (id) => state.meta(id)?.type, recall, (factId) =>
         state.coveringNote(factId, (note) => narrow === undefined || narrow(note)))
       const included = selection.included
       const excluded = recall.full
@@ -70,8 +78,15 @@ export const makeRecall = (deps: { readonly space: SpaceRef; readonly state: Spa
           included: included.map((hit) => hit.id)
         })
         : selection.excluded
-      const results = included.flatMap((hit) => {
+      const held = new Map<string, Memory>()
+      for (const hit of included) {
         const memory = state.get(hit.id)
+        if (memory !== undefined) held.set(hit.id, memory)
+      }
+      const missing = included.filter((hit) => !held.has(hit.id) && state.has(hit.id)).map((hit) => hit.id)
+      if (missing.length > 0) for (const memory of yield* deps.fromStore(missing)) held.set(memory.id, memory)
+      const results = included.flatMap((hit) => {
+        const memory = held.get(hit.id)
         return memory === undefined ? [] : [retrieveItem(memory, hit.score)]
       })
       return { results, excluded, queryTokens: estimateTokens(recall.query) } satisfies RecallResult

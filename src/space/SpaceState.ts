@@ -1,41 +1,86 @@
 /**
- * The in-memory side of one space: its memories by id and their search index.
- * A cache of PostgreSQL, rebuilt whenever the entity is activated; only the
- * space's writer changes it, and only after the store has committed.
+ * The in-memory side of one space: its memories (as columns, `MemoryColumns`)
+ * and their search index, by the index's slots. A cache of PostgreSQL,
+ * rebuilt whenever the entity is activated (from a snapshot, or from the
+ * store); only the space's writer changes it, and only after the store has
+ * committed.
  */
 import type { MemoryId } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
-import { HybridIndex, type IndexDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
+import { HybridIndex, type IndexDoc, type PlacedDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { onlyAsks } from "../retrieval/Text.ts"
-import { bytesToVector } from "../../services/store/MemoryRows.ts"
+import { bytesToVector, vectorToBytes } from "../../services/store/MemoryRows.ts"
+import { MemoryColumns, type MemoryMeta, type MemoryTexts } from "./MemoryColumns.ts"
 import { narrowing } from "./Selection.ts"
 
+export type { MemoryMeta, MemoryTexts } from "./MemoryColumns.ts"
+
 /** Memories written under one session, or at one event time, are neighbours. */
-export const groupKeyOf = (memory: IndexedMemory) =>
+export const groupKeyOf = (memory: Pick<MemoryMeta, "sessionId" | "eventTime">) =>
   memory.sessionId !== null ? `s:${memory.sessionId}` : `t:${memory.eventTime.toISOString()}`
 
-/** An indexed memory keeps its record, so a recall's filters read it without a lookup by id. */
-interface MemoryDoc extends IndexDoc {
-  readonly memory: IndexedMemory
+/** The embedder a space's vectors come from, and (when it has one) how a text's vector is made from its words. */
+export interface IndexEmbedder {
+  readonly id: string
+  readonly fromWords?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+}
+
+/** A memory as a snapshot keeps it: its index entry and what it is, without its texts. */
+export interface SnapshotEntry {
+  readonly placed: PlacedDoc
+  readonly meta: MemoryMeta
+  readonly embedder: string | null
 }
 
 export class SpaceState {
-  readonly memories = new Map<string, IndexedMemory>()
-  readonly index: HybridIndex<MemoryDoc>
+  private indexNow!: HybridIndex
+  private columnsNow!: MemoryColumns
   private next = 0
+  /** Counts the changes made to the state (not its restoring from a snapshot): a snapshot notes the count it saw. */
+  changes = 0
   /** Memory ids per document, so a write knows what replacing a document takes with it. */
   private readonly documents = new Map<string, Set<string>>()
   /** For each memory, the syntheses (notes, experiences, summaries) that list it among their sources. */
   private readonly builtOn = new Map<string, Set<string>>()
 
-  constructor(readonly embedderId: string, wordVectors?: WordVectors) {
-    this.index = new HybridIndex<MemoryDoc>(wordVectors)
+  constructor(
+    readonly space: { readonly orgId: MemoryMeta["orgId"]; readonly spaceId: MemoryMeta["spaceId"] },
+    readonly embedder: IndexEmbedder,
+    private readonly wordVectors?: WordVectors
+  ) {
+    this.reset()
+  }
+
+  get index(): HybridIndex {
+    return this.indexNow
+  }
+
+  get columns(): MemoryColumns {
+    return this.columnsNow
+  }
+
+  /** Empties the state at once (a snapshot that did not read back whole, a space deleted). */
+  reset() {
+    const columns = new MemoryColumns(this.space.orgId, this.space.spaceId)
+    this.columnsNow = columns
+    this.indexNow = new HybridIndex(this.wordVectors, {
+      derive: this.embedder.fromWords,
+      onRenumber: (renumber, slots) => columns.renumber(renumber, slots)
+    })
+    this.documents.clear()
+    this.builtOn.clear()
+    this.next = 0
+    this.changes++
+  }
+
+  get embedderId() {
+    return this.embedder.id
   }
 
   get size() {
-    return this.memories.size
+    return this.index.size
   }
 
   /** The position the next stored memory takes (order of writing within the space). */
@@ -43,11 +88,56 @@ export class SpaceState {
     return this.next
   }
 
-  get(id: string): IndexedMemory | undefined {
-    return this.memories.get(id)
+  /** Whether every memory's texts are in memory (a space woken from a snapshot reads them after). */
+  get complete() {
+    return this.columns.complete
   }
 
-  toDoc(memory: IndexedMemory): MemoryDoc {
+  has(id: string) {
+    return this.index.has(id)
+  }
+
+  /** The whole memory; undefined when unknown or while its texts are still being read. */
+  get(id: string): IndexedMemory | undefined {
+    const slot = this.index.slot(id)
+    if (slot === undefined) return undefined
+    const vector = this.embedder.fromWords === undefined ? this.index.placedAt(slot)?.vector : undefined
+    return this.columns.record(slot, vector === undefined ? null : Buffer.from(vectorToBytes(vector)))
+  }
+
+  /** The memory without its texts (type, state, scope, tags, times, sources). */
+  meta(id: string): MemoryMeta | undefined {
+    const slot = this.index.slot(id)
+    return slot === undefined ? undefined : this.columns.meta(slot)
+  }
+
+  /** Every memory, whole (the space's texts must all be here). */
+  *all(): IterableIterator<IndexedMemory> {
+    for (const id of this.index.liveIds()) {
+      const memory = this.get(id)
+      if (memory === undefined) throw new Error(`memory ${id} has no text yet`)
+      yield memory
+    }
+  }
+
+  /** Every memory without its texts. */
+  *metas(): IterableIterator<MemoryMeta> {
+    for (const id of this.index.liveIds()) yield this.meta(id)!
+  }
+
+  /** The ids whose texts are still to be read from the store. */
+  missingTexts(): Array<string> {
+    const out: Array<string> = []
+    for (const id of this.index.liveIds()) if (!this.columns.hasText(this.index.slot(id)!)) out.push(id)
+    return out
+  }
+
+  fillText(id: string, texts: MemoryTexts) {
+    const slot = this.index.slot(id)
+    if (slot !== undefined) this.columns.fillText(slot, texts)
+  }
+
+  toDoc(memory: IndexedMemory): IndexDoc {
     return {
       id: memory.id,
       text: memory.text,
@@ -56,7 +146,10 @@ export class SpaceState {
         memory.context,
         memory.eventTime.toUTCString().slice(5, 16)
       ].filter((s) => s !== "").join(" "),
-      vector: memory.embedding !== null && memory.embedder === this.embedderId ? bytesToVector(memory.embedding) : undefined,
+      // Vectors a space's embedder makes from words are made by the index; others are as stored.
+      vector: this.embedder.fromWords === undefined && memory.embedding !== null && memory.embedder === this.embedder.id
+        ? bytesToVector(memory.embedding)
+        : undefined,
       entities: memory.entities.map((e) => e.name),
       eventTime: (memory.occurredStart ?? memory.eventTime).getTime(),
       // A synthesis stands apart: it is no turn of a conversation, so it is nobody's neighbour.
@@ -65,8 +158,7 @@ export class SpaceState {
       // Retired memories keep counting in the keyword statistics, as they always have, but no recall sees them.
       active: memory.state === "active",
       superseded: memory.supersededBy !== null,
-      asks: onlyAsks(memory.text),
-      memory
+      asks: onlyAsks(memory.text)
     }
   }
 
@@ -79,24 +171,51 @@ export class SpaceState {
       referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
       mode,
       limit,
-      eligible: narrow === undefined ? undefined : (_id, doc) => narrow(doc.memory)
+      eligible: narrow === undefined ? undefined : (_id, slot) => {
+        const meta = this.columns.meta(slot)
+        return meta !== undefined && narrow(meta)
+      }
     })
   }
 
   put(memory: IndexedMemory) {
-    const previous = this.memories.get(memory.id)
-    if (previous) this.unlink(previous)
-    this.memories.set(memory.id, memory)
+    const previousSlot = this.index.slot(memory.id)
+    if (previousSlot !== undefined) {
+      this.unlink(this.columns.meta(previousSlot)!)
+      this.columns.clear(previousSlot)
+    }
+    const slot = this.index.upsert(this.toDoc(memory))
+    this.columns.set(slot, memory, memory, memory.embedder)
     this.link(memory)
-    this.index.upsert(this.toDoc(memory))
     if (memory.position >= this.next) this.next = memory.position + 1
+    this.changes++
+  }
+
+  /** A memory read back from a snapshot: its index entry as it was written, its texts to follow from the store. */
+  restore(entry: SnapshotEntry) {
+    const slot = this.index.place(entry.placed)
+    this.columns.set(slot, entry.meta, undefined, entry.embedder)
+    this.link(entry.meta)
+    if (entry.meta.position >= this.next) this.next = entry.meta.position + 1
+  }
+
+  /** Every memory as a snapshot writes it, in slot order. */
+  *entries(): IterableIterator<SnapshotEntry> {
+    for (let slot = 0; slot < this.index.slotCount; slot++) {
+      const placed = this.index.placedAt(slot)
+      const meta = placed === undefined ? undefined : this.columns.meta(slot)
+      if (placed !== undefined && meta !== undefined) yield { placed, meta, embedder: this.columns.embedderAt(slot) }
+    }
   }
 
   remove(id: string) {
-    const previous = this.memories.get(id)
+    const slot = this.index.slot(id)
+    if (slot === undefined) return
+    const previous = this.columns.meta(slot)
     if (previous) this.unlink(previous)
-    this.memories.delete(id)
+    this.columns.clear(slot)
     this.index.remove(id)
+    this.changes++
   }
 
   /** The memories a write to this document replaces. */
@@ -105,21 +224,21 @@ export class SpaceState {
   }
 
   /** The note or experience a fact is behind, if any is active and `admits` it. */
-  coveringNote(factId: string, admits: (memory: IndexedMemory) => boolean): IndexedMemory | undefined {
+  coveringNote(factId: string, admits: (memory: MemoryMeta) => boolean): MemoryMeta | undefined {
     for (const id of this.builtOn.get(factId) ?? []) {
-      const memory = this.memories.get(id)
+      const memory = this.meta(id)
       if (memory && (memory.type === "note" || memory.type === "experience") && memory.state === "active" && admits(memory)) return memory
     }
     return undefined
   }
 
   /** The syntheses built on any of `ids`, and the summaries built on those. */
-  dependentsOf(ids: Iterable<string>): ReadonlyArray<IndexedMemory> {
-    const found = new Map<string, IndexedMemory>()
+  dependentsOf(ids: Iterable<string>): ReadonlyArray<MemoryMeta> {
+    const found = new Map<string, MemoryMeta>()
     const visit = (id: string) => {
       for (const dependent of this.builtOn.get(id) ?? []) {
         if (found.has(dependent)) continue
-        const memory = this.memories.get(dependent)
+        const memory = this.meta(dependent)
         if (!memory) continue
         found.set(dependent, memory)
         visit(dependent)
@@ -129,7 +248,7 @@ export class SpaceState {
     return [...found.values()]
   }
 
-  private link(memory: IndexedMemory) {
+  private link(memory: MemoryMeta) {
     let members = this.documents.get(memory.documentId)
     if (!members) this.documents.set(memory.documentId, (members = new Set()))
     members.add(memory.id)
@@ -140,7 +259,7 @@ export class SpaceState {
     }
   }
 
-  private unlink(memory: IndexedMemory) {
+  private unlink(memory: MemoryMeta) {
     const members = this.documents.get(memory.documentId)
     members?.delete(memory.id)
     if (members?.size === 0) this.documents.delete(memory.documentId)
@@ -158,6 +277,6 @@ export class SpaceState {
   }
 
   clear() {
-    for (const id of [...this.memories.keys()]) this.remove(id)
+    this.reset()
   }
 }

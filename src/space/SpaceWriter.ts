@@ -35,7 +35,7 @@ export interface Consolidated {
   readonly considered: ReadonlyArray<MemoryId>
   readonly superseded: ReadonlyArray<{ readonly fact: MemoryId; readonly by: MemoryId }>
   /** Every memory the plan read, as it read it: a change to any since means the plan is stale. */
-  readonly basedOn: ReadonlyArray<Memory>
+  readonly basedOn: ReadonlyArray<Pick<Memory, "id" | "updatedAt">>
   readonly run: Pick<RunRecord, "engine" | "startedAt">
 }
 
@@ -89,6 +89,27 @@ export const makeWriter = (deps: {
     const { consolidation, embedOne, jobs, models, onFactsChanged, onRecorded, repo, space, spaces, state, webhooks } = deps
     const provenance = makeProvenance({ space, state, consolidation, models })
     const permit = yield* Effect.makeSemaphore(1)
+
+    /**
+     * The store's version of the space's memories the index reflects (the
+     * store raises it with every statement that changes any), kept as this
+     * writer changes the space: a snapshot of the index may be taken at a
+     * version only if the index reflects it. A change made behind the
+     * writer's back (another process, a hand-written statement) is seen as a
+     * version that moved on its own: the index is then `diverged` and no
+     * snapshot is taken of it (the next wake rebuilds from the store).
+     */
+    let version = -1
+    let diverged = true
+    /** A transaction of a change: the store's version read before and after it. */
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      repo.transaction(Effect.gen(function*() {
+        const before = yield* repo.storeVersion(space)
+        if (before !== version) diverged = true
+        const result = yield* effect
+        version = yield* repo.storeVersion(space)
+        return result
+      }))
     // The space's changes are stamped on its clock, strictly increasing (every stamp is taken under the
     // permit): a memory recorded after a refresh read the space is always newer than that refresh.
     let lastStamp = 0
@@ -153,7 +174,7 @@ export const makeWriter = (deps: {
         const replaces = provenance.touches(state.ofDocument(prepared.document.documentId))
         const hooks = yield* hooksMaybe
         // A transaction even for the plainest write: the entity graph is counted with the memories.
-        const { queued, stored, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+        const { queued, stored, unbuilt } = yield* transaction(Effect.gen(function*() {
           const stored = yield* insert
           yield* debitStored(stored.memories.length, at)
           const unbuilt = replaces ? yield* provenance.unbuild(stored.replaced, at) : nothingUnbuilt
@@ -188,7 +209,7 @@ export const makeWriter = (deps: {
             onRight: (write) => ({ _tag: "Completed", item, memoryIds: write.memories.map((m) => m.id) })
           })
         )
-        const stored = yield* repo.transaction(Effect.gen(function*() {
+        const stored = yield* transaction(Effect.gen(function*() {
           const settled = yield* jobs.settle(outcomes, at)
           const live = new Set(settled.map((row) => `${row.job_id}/${row.position}`))
           const writes = items.flatMap((item, i) => {
@@ -222,7 +243,7 @@ export const makeWriter = (deps: {
     ) =>
       Effect.gen(function*() {
         const at = yield* now
-        const queued = yield* repo.transaction(Effect.gen(function*() {
+        const queued = yield* transaction(Effect.gen(function*() {
           yield* jobs.settle(items.map((item) => ({ _tag: "Failed", item, error })), at)
           yield* also
           return events.length > 0 ? yield* outbox(() => events, at) : 0
@@ -237,7 +258,7 @@ export const makeWriter = (deps: {
     const deleteDocument = (documentId: string) =>
       Effect.gen(function*() {
         const at = yield* now
-        const { deleted, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+        const { deleted, unbuilt } = yield* transaction(Effect.gen(function*() {
           const deleted = yield* repo.deleteDocument(space, documentId)
           const ids = Option.getOrElse(deleted, () => [])
           return { deleted, unbuilt: ids.length > 0 ? yield* provenance.unbuild(ids, at) : nothingUnbuilt }
@@ -275,7 +296,7 @@ export const makeWriter = (deps: {
           // A fact whose words or state change takes the notes built on it along; if active, it is consolidated anew.
           const reconsider = memory.type === "fact" && (next.text !== memory.text || next.state !== memory.state)
           const at = yield* now
-          const result = yield* repo.transaction(Effect.gen(function*() {
+          const result = yield* transaction(Effect.gen(function*() {
             const updated = yield* repo.update(memory, next, kind, at)
             if (Option.isNone(updated)) return { updated, unbuilt: nothingUnbuilt, queued: 0 }
             // Events handed over with the edit (a rule's redaction of it) are queued only when the edit is made.
@@ -297,7 +318,7 @@ export const makeWriter = (deps: {
     const forget = (id: string) =>
       Effect.gen(function*() {
         const at = yield* now
-        const { deleted, unbuilt } = yield* repo.transaction(Effect.gen(function*() {
+        const { deleted, unbuilt } = yield* transaction(Effect.gen(function*() {
           const deleted = yield* repo.delete(space, id)
           return { deleted, unbuilt: deleted ? yield* provenance.unbuild([id], at) : nothingUnbuilt }
         }))
@@ -314,10 +335,10 @@ export const makeWriter = (deps: {
      */
     const applyConsolidation = (changes: Consolidated) =>
       Effect.gen(function*() {
-        const stale = changes.basedOn.some((m) => state.get(m.id)?.updatedAt.getTime() !== m.updatedAt.getTime())
+        const stale = changes.basedOn.some((m) => state.meta(m.id)?.updatedAt.getTime() !== m.updatedAt.getTime())
         if (stale) return false
         const at = yield* now
-        const written = yield* repo.transaction(Effect.gen(function*() {
+        const written = yield* transaction(Effect.gen(function*() {
           const created = yield* consolidation.insert(space, changes.create, state.nextPosition, at)
           const updated = yield* consolidation.rewrite(space, changes.update, at)
           const removed = yield* consolidation.remove(space, changes.remove)
@@ -342,7 +363,7 @@ export const makeWriter = (deps: {
     const consolidationFailed = (run: RunRecord) =>
       Effect.gen(function*() {
         const at = yield* now
-        const queued = yield* repo.transaction(Effect.gen(function*() {
+        const queued = yield* transaction(Effect.gen(function*() {
           yield* consolidation.recordRun(space, run, at)
           return yield* outbox(() => [memoryConsolidated(space, run, at)], at)
         }))
@@ -371,7 +392,7 @@ export const makeWriter = (deps: {
     ) =>
       Effect.gen(function*() {
         const at = yield* now
-        return yield* repo.transaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           const exists = yield* models.writeContent(space, modelId, content, query, refreshedAt, at)
           if (exists) for (const charge of charges) yield* deps.ledger.recordInTransaction(charge)
           const outcome: ItemOutcome = exists
@@ -385,7 +406,7 @@ export const makeWriter = (deps: {
 
     /** Deletes the space with everything in it; the index goes too. Answers whether it existed. */
     const deleteSpace = Effect.gen(function*() {
-      const deleted = yield* repo.transaction(spaces.delete(space))
+      const deleted = yield* transaction(spaces.delete(space))
       state.clear()
       deps.unload()
       return deleted
@@ -394,6 +415,15 @@ export const makeWriter = (deps: {
     return {
       /** Milliseconds since the last change finished. */
       quietFor: () => Date.now() - lastChangeAt,
+      /** The index was just built from the store (or its snapshot) at `storeVersion`. */
+      indexedAt: (storeVersion: number) => {
+        version = storeVersion
+        diverged = false
+      },
+      /** The store version the index reflects, or undefined when a change went behind the writer's back. */
+      indexVersion: () => (diverged ? undefined : version),
+      /** Runs `effect` while no change of the space can start or is under way (a snapshot reads the index whole). */
+      holdingChanges: <A, E, R>(effect: Effect.Effect<A, E, R>) => permit.withPermits(1)(effect),
       /** A change made outside this module (an import of the whole space), run alone like every change here. */
       alone: <A, E, R>(effect: Effect.Effect<A, E, R>) => exclusive("import")(effect),
       write,

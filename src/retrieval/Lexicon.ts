@@ -1,0 +1,133 @@
+/**
+ * A space's words, each stored once and numbered, with what every part of
+ * recall reads off a word worked out once: its BM25 term, and the word whose
+ * vector soft matching compares. A memory's text is kept in the index as the
+ * numbers of its words (`packWords`), a few bytes each: keyword postings,
+ * soft matching, a derived sentence vector and the index's snapshot all come
+ * from that one sequence, so an index built from text and one read back from
+ * a snapshot are the same index.
+ */
+import type { WordVectors } from "./SoftMatch.ts"
+import { isStopword, stem, words } from "./Text.ts"
+
+/** The number written between a text's words and its keyword-only words (never a word's). */
+export const SEPARATOR = 0
+
+const bareOf = (word: string) => word.replace(/'(s|t|re|ve|ll|d|m)$/, "")
+
+export class Lexicon {
+  private readonly ids = new Map<string, number>()
+  private readonly list: Array<string> = [""]
+  /** The BM25 term of each word (`terms` of Text.ts, one word at a time); null for a stopword. */
+  private readonly termList: Array<string | null> = [null]
+  /** The bare form soft matching compares (`contentWords`), as a word number; 0 when the word takes no part. */
+  private readonly softList: Array<number> = [0]
+  /** Each soft word's unit vector, looked up once (undefined: not yet; null: none). */
+  private readonly vectorList: Array<Float32Array | null | undefined> = [null]
+
+  constructor(private readonly wordVectors?: WordVectors) {}
+
+  get size() {
+    return this.list.length - 1
+  }
+
+  /** The number of `word`, given one now if it is new. */
+  idOf(word: string): number {
+    let id = this.ids.get(word)
+    if (id !== undefined) return id
+    id = this.list.length
+    this.ids.set(word, id)
+    this.list.push(word)
+    this.termList.push(isStopword(word) ? null : stem(bareOf(word)))
+    this.softList.push(0)
+    this.vectorList.push(undefined)
+    const bare = bareOf(word)
+    if (bare.length > 1 && !isStopword(word) && !isStopword(bare)) this.softList[id] = bare === word ? id : this.idOf(bare)
+    return id
+  }
+
+  /** The number of `word` if the lexicon has it. */
+  find(word: string): number | undefined {
+    return this.ids.get(word)
+  }
+
+  word(id: number): string {
+    return this.list[id]!
+  }
+
+  term(id: number): string | null {
+    return this.termList[id]!
+  }
+
+  /** The word number soft matching reads for `id` (its bare form), or 0. */
+  softWord(id: number): number {
+    return this.softList[id]!
+  }
+
+  /** The unit vector of a soft word number, when the word vectors know it. */
+  vector(softId: number): Float32Array | undefined {
+    let vector = this.vectorList[softId]
+    if (vector === undefined) this.vectorList[softId] = vector = this.wordVectors?.(this.list[softId]!) ?? null
+    return vector ?? undefined
+  }
+
+  /** The numbers of a text's words, in order (`words` of Text.ts). */
+  encode(text: string): Array<number> {
+    return words(text).map((word) => this.idOf(word))
+  }
+
+  /** Every word, in number order (number 1 first): what a snapshot stores. */
+  allWords(): ReadonlyArray<string> {
+    return this.list.slice(1)
+  }
+}
+
+/** Appends `value` (a non-negative integer) as a LEB128 varint. */
+export const writeVarint = (out: Array<number>, value: number) => {
+  let rest = value
+  while (rest >= 0x80) {
+    out.push((rest & 0x7f) | 0x80)
+    rest = Math.floor(rest / 0x80)
+  }
+  out.push(rest)
+}
+
+/**
+ * A memory's words as bytes: the text's word numbers, then SEPARATOR and the
+ * keyword-only words' numbers (varints).
+ */
+export const packWords = (text: ReadonlyArray<number>, extra: ReadonlyArray<number>): Uint8Array => {
+  const out: Array<number> = []
+  for (const id of text) writeVarint(out, id)
+  if (extra.length > 0) {
+    out.push(SEPARATOR)
+    for (const id of extra) writeVarint(out, id)
+  }
+  return Uint8Array.from(out)
+}
+
+/** Calls `each` with every word number of packed bytes, and whether it belongs to the text (not the keyword-only part). */
+export const forEachWord = (bytes: Uint8Array, from: number, to: number, each: (id: number, inText: boolean) => void) => {
+  let inText = true
+  let value = 0
+  let scale = 1
+  for (let i = from; i < to; i++) {
+    const byte = bytes[i]!
+    value += (byte & 0x7f) * scale
+    if (byte & 0x80) {
+      scale *= 0x80
+      continue
+    }
+    if (value === SEPARATOR) inText = false
+    else each(value, inText)
+    value = 0
+    scale = 1
+  }
+}
+
+/** Whether two packed word sequences are the same. */
+export const samePacked = (a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array) => {
+  if (aTo - aFrom !== b.length) return false
+  for (let i = 0; i < b.length; i++) if (a[aFrom + i] !== b[i]) return false
+  return true
+}

@@ -1,0 +1,54 @@
+/**
+ * Building a space's index from the store: its memories read a page at a
+ * time, each page indexed in slices, with a turn for pending I/O between
+ * them, so a large space waking never holds the node's event loop for long
+ * (other spaces keep answering meanwhile).
+ */
+import { Effect } from "effect"
+import type { SpaceRef } from "../domain/Ids.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
+import type { MemoryRepo, PageCursor } from "../../services/store/MemoryRepo.ts"
+import type { IndexedMemory } from "../domain/Memory.ts"
+import type { SpaceState } from "./SpaceState.ts"
+
+/** Memories read from the store per statement. */
+const PAGE = 2000
+/** Memories indexed between two turns for pending I/O. */
+const SLICE = 500
+
+/** Reads every memory of the space into `state` (empty before); answers how many. */
+export const loadFromStore = (repo: MemoryRepo, space: SpaceRef, state: SpaceState) =>
+  Effect.gen(function*() {
+    let after: PageCursor | null = null
+    let count = 0
+    for (;;) {
+      const page: { readonly memories: ReadonlyArray<IndexedMemory>; readonly next: PageCursor | null } = yield* repo.loadPage(space, after, PAGE)
+      for (let i = 0; i < page.memories.length; i++) {
+        state.put(page.memories[i]!)
+        if ((i + 1) % SLICE === 0) yield* yieldToIo
+      }
+      count += page.memories.length
+      if (page.memories.length < PAGE || page.next === null) return count
+      after = page.next
+      yield* yieldToIo
+    }
+  }).pipe(Effect.withSpan("Space.loadFromStore", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
+
+/** Texts read per statement when a space woken from a snapshot reads them. */
+const TEXT_PAGE = 2000
+
+/** Reads the texts of every memory `state` holds without them (woken from a snapshot); answers how many it read. */
+export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState) =>
+  Effect.gen(function*() {
+    const missing = state.missingTexts()
+    let filled = 0
+    for (let i = 0; i < missing.length; i += TEXT_PAGE) {
+      const rows = yield* repo.textsOf(space, missing.slice(i, i + TEXT_PAGE))
+      for (const row of rows) {
+        state.fillText(row.id, { text: row.text, sourceText: row.source_text, context: row.context, metadata: row.metadata })
+      }
+      filled += rows.length
+      yield* yieldToIo
+    }
+    return filled
+  }).pipe(Effect.withSpan("Space.fillTexts", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))

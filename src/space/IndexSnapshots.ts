@@ -1,0 +1,124 @@
+/**
+ * A space's index snapshot, from the entity's side: restoring the index from
+ * it when the space wakes (only if it reads back whole and reflects the
+ * store's current version of the space), and saving it after changes, in
+ * the background once writes pause, and when the entity stops. The store
+ * stays the source of truth: a snapshot that is missing, damaged, of another
+ * embedder or behind the store is refused, and the caller rebuilds from the
+ * store.
+ */
+import { Effect, Either, Metric, Option } from "effect"
+import type { SpaceRef } from "../domain/Ids.ts"
+import type { ServiceUnavailable } from "../domain/Errors.ts"
+import { yieldToIo } from "../../services/EventLoop.ts"
+import type { SnapshotStoreShape } from "../../services/store/SnapshotStore.ts"
+import { BadBytes } from "./Binary.ts"
+import { decodeBody, encodeBody, pack, unpack } from "./SnapshotCodec.ts"
+import type { SpaceState } from "./SpaceState.ts"
+
+export const snapshotsSaved = Metric.counter("engram_space_snapshots_saved", { description: "Index snapshots written" })
+export const snapshotBytes = Metric.gauge("engram_space_snapshot_bytes", { description: "Size of the last index snapshot written" })
+
+/** Runs a slicing generator to its end, giving pending I/O a turn at every pause. */
+export const inSlices = <A>(steps: Generator<void, A>) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const next = steps.next()
+      if (next.done) return next.value
+      yield* yieldToIo
+    }
+  })
+
+export const makeIndexSnapshots = (deps: {
+  readonly space: SpaceRef
+  readonly state: SpaceState
+  readonly store: SnapshotStoreShape
+  /** The store's current version of the space's memories. */
+  readonly storeVersion: Effect.Effect<number, ServiceUnavailable>
+  /** Runs an effect while no change to the space can start (the writer's permit). */
+  readonly holdingChanges: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** The store version the index reflects (the writer keeps it), undefined when the store changed behind its back. */
+  readonly indexVersion: () => number | undefined
+}) => {
+  const { space, state, store } = deps
+  const derived = state.embedder.fromWords !== undefined
+  /** The state's change count the last snapshot written (or read) reflects; -1: none. */
+  let savedAt = -1
+
+  /**
+   * Fills the (empty) state from the snapshot if it can be trusted; answers
+   * how many memories it holds, or why it was refused (the state is then
+   * left empty).
+   */
+  const restore: Effect.Effect<Either.Either<{ readonly memories: number; readonly storeVersion: number }, string>, ServiceUnavailable> = Effect.gen(function*() {
+    const file = yield* store.read(space)
+    if (Option.isNone(file)) return Either.left("no snapshot")
+    const unpacked = yield* Effect.either(unpack(file.value))
+    if (Either.isLeft(unpacked)) return Either.left(unpacked.left)
+    const { body, header } = unpacked.right
+    if (header.orgId !== space.orgId || header.spaceId !== space.spaceId) return Either.left("a snapshot of another space")
+    if (header.embedder !== state.embedder.id || header.derived !== derived) {
+      return Either.left(`a snapshot made with embedder ${header.embedder}`)
+    }
+    const version = yield* deps.storeVersion
+    if (header.storeVersion !== version) return Either.left(`behind the store (snapshot at version ${header.storeVersion}, store at ${version})`)
+    const read = yield* inSlices(decodeBody(body, state, header, state.embedder.fromWords)).pipe(
+      Effect.either,
+      Effect.catchAllDefect((defect) => Effect.succeed(Either.left(defect)))
+    )
+    if (Either.isLeft(read)) {
+      state.reset()
+      const why = read.left
+      return Either.left(why instanceof BadBytes ? `damaged: ${why.message}` : `unreadable: ${String(why)}`)
+    }
+    savedAt = state.changes
+    return Either.right({ memories: read.right, storeVersion: version })
+  }).pipe(Effect.withSpan("Space.restoreSnapshot", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
+
+  /** Whether the state has changed since the last snapshot. */
+  const dirty = () => state.changes !== savedAt
+
+  /** Writes a snapshot of the state as it is now, unless nothing changed since the last. */
+  const save = Effect.gen(function*() {
+    const taken = yield* deps.holdingChanges(Effect.gen(function*() {
+      if (!dirty()) return undefined
+      const changes = state.changes
+      const version = yield* deps.storeVersion
+      // The index must be the store at this version: not if the store changed behind the writer's back.
+      if (deps.indexVersion() !== version) {
+        yield* Effect.logInfo("index snapshot skipped: the store changed outside this space's writer; the next wake rebuilds").pipe(
+          Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId, store_version: version })
+        )
+        savedAt = changes
+        return undefined
+      }
+      const encoded = yield* inSlices(encodeBody(state, derived))
+      return { changes, version, encoded }
+    }))
+    if (taken === undefined) return false
+    const bytes = yield* pack({
+      orgId: space.orgId,
+      spaceId: space.spaceId,
+      storeVersion: taken.version,
+      embedder: state.embedder.id,
+      derived,
+      memories: taken.encoded.memories
+    }, taken.encoded.body)
+    yield* store.write(space, bytes)
+    savedAt = taken.changes
+    yield* Metric.increment(snapshotsSaved)
+    yield* Metric.set(snapshotBytes, bytes.length)
+    yield* Effect.annotateCurrentSpan({ memories: taken.encoded.memories, bytes: bytes.length })
+    return true
+  }).pipe(Effect.withSpan("Space.saveSnapshot", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
+
+  /** The space is gone: its snapshot goes, and nothing is saved for it until it changes again. */
+  const forget = Effect.suspend(() => {
+    savedAt = state.changes
+    return store.remove(space)
+  })
+
+  return { restore, save, dirty, forget }
+}
+
+export type IndexSnapshots = ReturnType<typeof makeIndexSnapshots>

@@ -1,0 +1,154 @@
+/**
+ * The index snapshot read back is the index it was taken of: every memory's
+ * columns, every index entry, and every ranking; a snapshot that does not
+ * read back whole is refused.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
+import type { IndexedMemory } from "../../src/domain/Memory.ts"
+import { BadBytes } from "../../src/space/Binary.ts"
+import { decodeBody, encodeBody, pack, unpack } from "../../src/space/SnapshotCodec.ts"
+import { type IndexEmbedder, SpaceState } from "../../src/space/SpaceState.ts"
+
+const space = { orgId: OrgId.make("org_snap"), spaceId: SpaceId.make("snap") }
+
+/** A deterministic bag-of-words vector: a text's vector is a function of its words (as GloVe's is). */
+const fromWords = (words: ReadonlyArray<string>) => {
+  const vector = new Float32Array(8)
+  for (const word of words) vector[word.length % 8]! += 1 + word.charCodeAt(0) / 100
+  const norm = Math.hypot(...vector) || 1
+  return vector.map((x) => x / norm)
+}
+const derived: IndexEmbedder = { id: "words-8", fromWords }
+const stored: IndexEmbedder = { id: "stored-8" }
+
+const TEXTS = [
+  "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+  "Melanie: Painting a lake at sunrise last week calmed me down.",
+  "Caroline: Where does Marco live now?",
+  "Jon lost his job as a banker and opened a dance studio in May 2023.",
+  "Gina's clothing store opened in the city last June.",
+  "Nate's turtles are three years old now.",
+  "Joanna finished her screenplay about a turtle who loves jazz."
+]
+
+const memories = (embedder: IndexEmbedder): Array<IndexedMemory> =>
+  Array.from({ length: 60 }, (_, i): IndexedMemory => {
+    // Every seventh memory only asks ("Where does Marco live now?"), which ranks it lower.
+    const text = i % TEXTS.length === 2 ? TEXTS[2]! : `${TEXTS[i % TEXTS.length]!} (note ${i})`
+    const at = new Date(Date.UTC(2023, i % 12, 1 + (i % 27), 10, i))
+    return {
+      id: MemoryId.make(`mem_${i}`),
+      orgId: space.orgId,
+      spaceId: space.spaceId,
+      documentId: `doc_${Math.floor(i / 3)}`,
+      text,
+      sourceText: i % 4 === 0 ? text : `I said: ${text}`,
+      context: i % 5 === 0 ? "from the chat" : "",
+      type: i % 11 === 0 ? "note" : "fact",
+      state: i % 9 === 0 ? "retired" : "active",
+      entities: i % 2 === 0 ? [{ name: "Caroline", kind: "person" }, { name: "Lisbon", kind: "place" }] : [],
+      metadata: i % 3 === 0 ? { dia_id: `D1:${i}` } : {},
+      tags: i % 4 === 1 ? ["work", "2023"] : [],
+      userId: i % 6 === 0 ? "user-1" : null,
+      agentId: i % 7 === 0 ? "agent-9" : null,
+      // Even positions of one session are two apart: each other's neighbours.
+      sessionId: i % 2 === 0 ? `session-${Math.floor(i / 10)}` : null,
+      memberId: null,
+      eventTime: at,
+      occurredStart: i % 5 === 2 ? new Date(at.getTime() - 86_400_000) : null,
+      occurredEnd: i % 5 === 2 ? at : null,
+      sourceIds: i % 11 === 0 && i > 0 ? [MemoryId.make(`mem_${i - 1}`), MemoryId.make(`mem_${i - 2}`)] : [],
+      position: i,
+      consolidatedAt: i % 3 === 2 ? at : null,
+      supersededBy: i % 13 === 5 ? MemoryId.make(`mem_${i + 1}`) : null,
+      createdAt: at,
+      updatedAt: new Date(at.getTime() + i),
+      embedding: embedder.fromWords ? null : Buffer.from(fromWords([text, String(i)]).buffer),
+      embedder: embedder.id
+    }
+  })
+
+const stateOf = (embedder: IndexEmbedder, list: ReadonlyArray<IndexedMemory>) => {
+  const state = new SpaceState(space, embedder)
+  for (const memory of list) state.put(memory)
+  // Churn: some memories leave, some come back with other words, so the slots have holes.
+  for (const memory of list.filter((_, i) => i % 8 === 3)) state.remove(memory.id)
+  for (const memory of list.filter((_, i) => i % 10 === 4)) state.put({ ...memory, text: `${memory.text} changed`, updatedAt: new Date() })
+  return state
+}
+
+const run = <A>(steps: Generator<void, A>) => {
+  for (;;) {
+    const next = steps.next()
+    if (next.done) return next.value
+  }
+}
+
+const roundTrip = (state: SpaceState, embedder: IndexEmbedder) =>
+  Effect.gen(function*() {
+    const { body, memories: count } = run(encodeBody(state, embedder.fromWords !== undefined))
+    const file = yield* pack({ orgId: space.orgId, spaceId: space.spaceId, storeVersion: 7, embedder: embedder.id, derived: embedder.fromWords !== undefined, memories: count }, body)
+    const unpacked = yield* unpack(file)
+    const back = new SpaceState(space, embedder)
+    run(decodeBody(unpacked.body, back, unpacked.header, embedder.fromWords))
+    return { back, file, unpacked }
+  })
+
+describe("index snapshots", () => {
+  for (const embedder of [derived, stored]) {
+    it.effect(`read back the same memories and rankings (${embedder.fromWords ? "vectors made from words" : "vectors stored"})`, () =>
+      Effect.gen(function*() {
+        const list = memories(embedder)
+        const state = stateOf(embedder, list)
+        const { back, unpacked } = yield* roundTrip(state, embedder)
+        expect(unpacked.header.storeVersion).toBe(7)
+        expect(back.size).toBe(state.size)
+        expect(back.complete).toBe(false)
+        // Without their texts the memories are known, in every column.
+        for (const meta of state.metas()) expect(back.meta(meta.id)).toEqual(meta)
+        // And so is every index entry: words, vector, entities, event time, group, position, flags.
+        for (const meta of state.metas()) {
+          expect(back.index.placedAt(back.index.slot(meta.id)!)).toEqual(state.index.placedAt(state.index.slot(meta.id)!))
+        }
+        // Texts come from the store afterwards.
+        for (const id of back.missingTexts()) back.fillText(id, state.get(id)!)
+        expect(back.complete).toBe(true)
+        for (const memory of state.all()) expect(back.get(memory.id)).toEqual(memory)
+        for (const query of ["Where does Marco live now?", "support group", "turtles jazz screenplay", "What did Melanie paint in 2023?", "banker dance"]) {
+          for (const mode of ["fast", "accurate"] as const) {
+            const recall = {
+              query, queryTime: null, mode, limit: 10, full: false, minScore: null, tags: null, tagsMatch: "any" as const,
+              userId: null, agentId: null, sessionId: null, memoryTypes: null, asOf: null, preferObservations: false
+            }
+            const vector = fromWords(query.toLowerCase().split(" "))
+            const expected = state.rank(recall, vector, mode, 20)
+            expect(expected.length).toBeGreaterThan(0)
+            expect(back.rank(recall, vector, mode, 20)).toEqual(expected)
+          }
+        }
+      }))
+  }
+
+  it.effect("refuse a file cut short, a changed byte, or a body that does not read back whole", () =>
+    Effect.gen(function*() {
+      const state = stateOf(derived, memories(derived))
+      const { file } = yield* roundTrip(state, derived)
+      for (const cut of [0, 5, 20, file.length - 1]) {
+        expect(Either.isLeft(yield* Effect.either(unpack(file.subarray(0, cut))))).toBe(true)
+      }
+      for (const at of [3, 30, Math.floor(file.length / 2), file.length - 1]) {
+        const changed = Uint8Array.from(file)
+        changed[at] = changed[at]! ^ 0x40
+        expect(Either.isLeft(yield* Effect.either(unpack(changed)))).toBe(true)
+      }
+      // A body whose checksum holds but whose records do not: cut anywhere, it never reads back.
+      const { body, memories: count } = run(encodeBody(state, true))
+      const header = { format: 1 as const, orgId: space.orgId, spaceId: space.spaceId, storeVersion: 1, embedder: derived.id, derived: true, memories: count, bodyBytes: body.length, bodySha256: "" }
+      for (const cut of [1, Math.floor(body.length / 3), body.length - 1]) {
+        expect(() => run(decodeBody(body.subarray(0, cut), new SpaceState(space, derived), header, fromWords))).toThrow(BadBytes)
+      }
+      expect(() => run(decodeBody(body, new SpaceState(space, derived), { ...header, memories: count + 1 }, fromWords))).toThrow(BadBytes)
+    }))
+})
