@@ -1,15 +1,23 @@
 /**
- * `npm run bench:scale -- --memories N [--queries Q] [--names K] [--turn-chars C] [--single async|sync] [--warm] [--json]`: retrieve latency
+ * `npm run bench:scale -- --memories N [--queries Q] [--text synthetic|vocabulary] [--names K] [--turn-chars C] [--single async|sync] [--warm] [--json]`: retrieve latency
  * (p50/p95, query embedding included) and server RSS for one space of N
- * synthetic memories on the embedded default: while consolidation works
+ * generated memories on the embedded default: while consolidation works
  * through them (from its first run until none is pending), then settled;
  * and the entity graph's latency (`GET .../graph`, the whole graph and a filtered one).
+ * `--text vocabulary` writes sentences of a real vocabulary instead of the
+ * default synthetic ones (a few dozen words): words drawn Zipf-like from the
+ * word vectors' 100,000 most frequent, with tens of thousands of invented
+ * people, places and dates at the rates of real chat turns (VocabularyText.ts),
+ * and asks questions naming the frequent people; the default `--text synthetic`
+ * is the text below.
  * `--names K` writes memories that name two of K distinct invented people
  * and a place each (a graph of thousands of entities and edges) instead of
- * the default sentences, whose few first names mostly open the sentence.
+ * the default sentences, whose few first names mostly open the sentence
+ * (synthetic text only).
  * `--turn-chars C` writes chat turns of about C characters each (several
- * sentences, as an assistant writes them) instead of one sentence per item;
- * a space of about 500 such turns is what long-turn chats produce.
+ * sentences, as an assistant writes them; with `--text vocabulary`, after a
+ * "Name: " speaker label as stored chat turns have) instead of one sentence
+ * per item; a space of about 500 such turns is what long-turn chats produce.
  * `--single async` sends one write per request (`POST /v1/record` with
  * `"async": true`), each once the one before was answered, as a chat proxy or
  * an agent writes; `--single sync` waits for each write's memories instead.
@@ -22,6 +30,7 @@
  */
 import { readFileSync } from "node:fs"
 import { arg, percentile, startBenchServer } from "./BenchServer.ts"
+import { vocabularyText } from "./VocabularyText.ts"
 
 const total = Number(arg("--memories", "10000"))
 const queries = Number(arg("--queries", "200"))
@@ -78,8 +87,12 @@ const turn = () => {
   }
   return parts.join(" ")
 }
-/** One item's content: a long turn with `--turn-chars`, else a sentence. */
-const content = () => (turnChars > 0 ? turn() : sentence())
+const text = arg("--text", "synthetic")
+if (text !== "synthetic" && text !== "vocabulary") throw new Error("--text takes synthetic or vocabulary")
+const vocabulary = text === "vocabulary" ? vocabularyText() : null
+/** One item's content: a long turn with `--turn-chars`, else a sentence; vocabulary text made as it is asked for, none held. */
+const content = () =>
+  vocabulary !== null ? (turnChars > 0 ? vocabulary.turn(turnChars) : vocabulary.sentence()) : turnChars > 0 ? turn() : sentence()
 function nextIndex() {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff
   return seed % names
@@ -129,7 +142,8 @@ try {
   const ingestSeconds = (performance.now() - started) / 1000
   const cpuStored = serverCpuMs()
   const ingestCpuMsPerItem = cpuStarted === null || cpuStored === null ? null : Number(((cpuStored - cpuStarted) / total).toFixed(1))
-  const question = () => ({ space_id: "scale", query: `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`, limit: 10 })
+  const query = () => (vocabulary !== null ? vocabulary.question() : `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`)
+  const question = () => ({ space_id: "scale", query: query(), limit: 10 })
   const timed = async () => {
     const t = performance.now()
     await server.call("POST", "/v1/retrieve", question())
@@ -172,6 +186,7 @@ try {
   const notes = await server.call("GET", "/v1/spaces/scale/memories?type=note&limit=1")
   const summary = {
     memories: total,
+    text,
     names,
     turn_chars: turnChars,
     retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
@@ -191,7 +206,7 @@ try {
     build_seconds: Math.round(ingestSeconds),
     writes: single === null ? "batch" : single
   }
-  console.log(`${total} ${turnChars > 0 ? `turns of about ${turnChars} characters` : "memories"}: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
+  console.log(`${total} ${turnChars > 0 ? `turns of about ${turnChars} characters` : "memories"}${vocabulary !== null ? " of vocabulary text" : ""}: retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; ` +
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
