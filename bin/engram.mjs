@@ -13,7 +13,11 @@ import { newestSource } from "./sources.mjs"
 // idle after a restart 312 -> 261 MB (one run each); bench:locomo's recall identical, its retrieve latency within
 // its noise. Liftoff covers every instruction on x64 and arm64; elsewhere V8's default stays. Set before PGlite
 // compiles its module.
-if (process.arch === "x64" || process.arch === "arm64") setFlagsFromString("--liftoff-only")
+if (process.arch === "x64" || process.arch === "arm64") {
+  setFlagsFromString("--liftoff-only")
+  // src/retrieval/VectorKernel.ts compiles its small module with the optimizing compiler, then puts this back.
+  globalThis[Symbol.for("engram.liftoffOnly")] = true
+}
 // JavaScript is optimized once a function has run four times V8's default budget (67,584) instead of once: the
 // optimizing compiler's background threads take seconds of a fresh node's CPU over code that is warm only for a
 // moment (compromise in the extraction worker, start-up paths). Measured on a fresh node's 500 long turns

@@ -53,7 +53,7 @@ const embedder = {
   dimensions: 100,
   embed: (texts: ReadonlyArray<string>) => Effect.succeed(texts.map((text) => glove.embed(text))),
   wordVectors: glove.wordVector,
-  fromWords: glove.fromWords
+  wordPart: glove.wordPart
 }
 
 const memory = (fields: Partial<IndexedMemory> & Pick<IndexedMemory, "id" | "text" | "position" | "eventTime">): IndexedMemory => ({

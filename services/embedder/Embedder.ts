@@ -17,11 +17,13 @@ export interface EmbedderShape {
   /** Unit word vectors, when the embedder has them: recall's soft term matching uses them. */
   readonly wordVectors?: ((word: string) => Float32Array | undefined) | undefined
   /**
-   * Present when a text's vector is a function of its words alone: `embed([text])[0]`
-   * is `fromWords(words(text))` (`words` of src/retrieval/Text.ts) exactly. Such
-   * vectors need not be stored: the index makes them again from the words it keeps.
+   * Present when a text's vector is made from its words alone: `embed([text])[0]`
+   * is, exactly, the normalised sum over `words(text)` (src/retrieval/Text.ts),
+   * in order, of `weight * vector` of each word that has a part, summed in a
+   * Float32Array. Such vectors need not be stored: the index makes them again
+   * from the words it keeps.
    */
-  readonly fromWords?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  readonly wordPart?: ((word: string) => { readonly weight: number; readonly vector: Float32Array } | undefined) | undefined
 }
 
 export class Embedder extends Context.Tag("engram/embedder/Embedder")<Embedder, EmbedderShape>() {}
@@ -54,7 +56,7 @@ export const layerLocal = (options: { readonly cacheDir: string }) =>
           return texts.map((text) => loaded.embed(text))
         }),
         wordVectors: (word) => glove.load().wordVector(word),
-        fromWords: (words) => glove.load().fromWords(words)
+        wordPart: (word) => glove.load().wordPart(word)
       })),
       Effect.withSpan("Embedder.openLocal")
     )

@@ -21,8 +21,8 @@ export interface Glove {
   readonly id: string
   readonly dimensions: number
   readonly embed: (text: string) => Float32Array
-  /** The vector of a text given as its lower-cased word tokens (`embed` is this over the text's tokens). */
-  readonly fromWords: (words: ReadonlyArray<string>) => Float32Array
+  /** A word's part of a text's vector: its SIF weight and raw vector (`embed` sums them over the text's tokens, then normalises). */
+  readonly wordPart: (word: string) => { readonly weight: number; readonly vector: Float32Array } | undefined
   /** The unit vector of one lower-cased word, or undefined when it is out of vocabulary. */
   readonly wordVector: (word: string) => Float32Array | undefined
 }
@@ -134,22 +134,24 @@ const readGlove = (file: string, header: ReturnType<typeof readHeader>): Glove =
   }
   const unitVectors = new Map<number, Float32Array>()
 
-  const fromWords = (tokens: ReadonlyArray<string>) => {
-    const vector = new Float32Array(dims)
-    for (const token of tokens) {
-      const row = rows.get(token)
-      if (row === undefined) continue
-      const w = weight(row)
-      const values = raw(row)
-      for (let d = 0; d < dims; d++) vector[d]! += w * values[d]!
-    }
-    return normalize(vector)
-  }
   const glove: Glove = {
     id: GLOVE_ID,
     dimensions: dims,
-    embed: (text) => fromWords(text.toLowerCase().match(/[a-z0-9]+(?:'[a-z]+)?/g) ?? []),
-    fromWords,
+    embed: (text) => {
+      const vector = new Float32Array(dims)
+      for (const token of text.toLowerCase().match(/[a-z0-9]+(?:'[a-z]+)?/g) ?? []) {
+        const row = rows.get(token)
+        if (row === undefined) continue
+        const w = weight(row)
+        const values = raw(row)
+        for (let d = 0; d < dims; d++) vector[d]! += w * values[d]!
+      }
+      return normalize(vector)
+    },
+    wordPart: (word) => {
+      const row = rows.get(word)
+      return row === undefined ? undefined : { weight: weight(row), vector: raw(row) }
+    },
     wordVector: (word) => {
       const row = rows.get(word)
       if (row === undefined) return undefined

@@ -44,7 +44,8 @@ const decodeTexts = decodeRows(Schema.Struct({
   text: Schema.String,
   source_text: Schema.String,
   context: Schema.String,
-  metadata: Metadata
+  metadata: Metadata,
+  cursor_at: Schema.String
 }))
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
@@ -189,14 +190,17 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           return { memories, next: last === undefined ? null : { at: last.cursor_at, id: last.id } }
         }).pipe(storeFailure, Effect.withSpan("MemoryRepo.loadPage")),
 
-      /** The texts and metadata of these memories (those that exist), for an index woken without them. */
-      textsOf: (space: SpaceRef, ids: ReadonlyArray<string>) =>
-        sql`SELECT id, text, source_text, context, metadata FROM memories
-          WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ANY(${ids as Array<string>})`.pipe(
-          Effect.flatMap(decodeTexts),
-          storeFailure,
-          Effect.withSpan("MemoryRepo.textsOf", { attributes: { memories: ids.length } })
-        ),
+      /** One page of a space's texts and metadata, in the order `loadPage` reads: for an index woken without them. */
+      textPage: (space: SpaceRef, after: PageCursor | null, limit: number) =>
+        Effect.gen(function*() {
+          const rows = yield* sql`SELECT id, text, source_text, context, metadata, created_at::text AS cursor_at FROM memories
+            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+            AND ${after === null ? sql`true` : sql`(created_at, id) > (${after.at}::timestamptz, ${after.id})`}
+            ORDER BY created_at, id LIMIT ${limit}`
+          const texts = yield* decodeTexts(rows)
+          const last = texts[texts.length - 1]
+          return { texts, next: last === undefined ? null : { at: last.cursor_at, id: last.id } }
+        }).pipe(storeFailure, Effect.withSpan("MemoryRepo.textPage")),
 
       /** The version of the space's memories (raised by every statement that changes any): what a snapshot is checked against. */
       storeVersion: (space: SpaceRef) =>

@@ -1,14 +1,14 @@
 /**
- * Incremental BM25 over integer document slots. Slots are given out in
- * increasing order, so every posting lists its slots ascending: a removed
- * document's entries are found by binary search in the postings of its terms
- * (which the caller names) and left as holes until the posting is compacted.
- * A query accumulates into per-slot arrays reused across queries.
+ * Incremental BM25 over integer document slots and term numbers (a
+ * Lexicon's). Slots are given out in increasing order, so every posting
+ * lists its slots ascending: a removed document's entries are found by binary
+ * search in the postings of its terms (which the caller names) and left as
+ * holes until the posting is compacted. A query accumulates into per-slot
+ * arrays reused across queries.
  */
 import { grown } from "./Grown.ts"
 
 interface Posting {
-  readonly term: string
   slots: Int32Array
   counts: Int32Array
   /** Entries used, holes included. */
@@ -27,13 +27,6 @@ export interface KeywordScores {
   readonly count: number
   /** The score of `slot`, 0 when it matched no query term or was not admitted. */
   readonly of: (slot: number) => number
-}
-
-/** Each distinct term of a document with how often it occurs, in first-occurrence order. */
-export const termCounts = (docTerms: Iterable<string>) => {
-  const counts = new Map<string, number>()
-  for (const term of docTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
-  return counts
 }
 
 /** Where `slot` sits among a posting's first `length` entries (ascending, holes aside), or -1. */
@@ -60,7 +53,8 @@ const find = (posting: Posting, slot: number) => {
 }
 
 export class Bm25 {
-  private readonly postings = new Map<string, Posting>()
+  /** By term number. */
+  private postings: Array<Posting | undefined> = []
   private lengths = new Int32Array(0)
   private documents = 0
   private totalLength = 0
@@ -78,15 +72,21 @@ export class Bm25 {
     return this.documents
   }
 
-  /** Adds a document at `slot`, higher than every slot added before, with its terms and their counts. */
-  add(slot: number, counts: ReadonlyMap<string, number>, length: number) {
+  /**
+   * Adds a document at `slot`, higher than every slot added before: its
+   * distinct terms and how often each occurs (`counts[i]` for `terms[i]`),
+   * and its length in terms.
+   */
+  add(slot: number, terms: ArrayLike<number>, counts: ArrayLike<number>, distinct: number, length: number) {
     if (slot <= this.lastSlot) throw new Error(`BM25 slots must increase: ${slot} after ${this.lastSlot}`)
     this.lastSlot = slot
-    for (const [term, count] of counts) {
-      let posting = this.postings.get(term)
+    for (let k = 0; k < distinct; k++) {
+      const term = terms[k]!
+      const count = counts[k]!
+      let posting = this.postings[term]
       if (!posting) {
-        posting = { term, slots: new Int32Array(4), counts: new Int32Array(4), length: 0, live: 0 }
-        this.postings.set(term, posting)
+        posting = { slots: new Int32Array(4), counts: new Int32Array(4), length: 0, live: 0 }
+        this.postings[term] = posting
       }
       if (posting.length === posting.slots.length) {
         posting.slots = grown(posting.slots, posting.length + 1, (n) => new Int32Array(n))
@@ -103,15 +103,15 @@ export class Bm25 {
   }
 
   /** Removes the document at `slot`, whose distinct terms are `docTerms`. */
-  remove(slot: number, docTerms: Iterable<string>) {
+  remove(slot: number, docTerms: Iterable<number>) {
     for (const term of docTerms) {
-      const posting = this.postings.get(term)
+      const posting = this.postings[term]
       if (!posting) continue
       const at = find(posting, slot)
       if (at < 0) continue
       posting.slots[at] = HOLE
       posting.live--
-      if (posting.live === 0) this.postings.delete(posting.term)
+      if (posting.live === 0) this.postings[term] = undefined
       else if (posting.length - posting.live > Math.max(16, posting.live)) this.compact(posting)
     }
     this.totalLength -= this.lengths[slot]!
@@ -137,7 +137,8 @@ export class Bm25 {
    * removed documents left among the slots.
    */
   renumber(renumber: Int32Array, slots: number) {
-    for (const posting of this.postings.values()) {
+    for (const posting of this.postings) {
+      if (posting === undefined) continue
       let write = 0
       for (let read = 0; read < posting.length; read++) {
         const old = posting.slots[read]!
@@ -157,10 +158,10 @@ export class Bm25 {
     this.reached = new Int32Array(0)
   }
 
-  /** Inverse document frequency of a term; a term no document holds gets the rarest value. */
-  idf(term: string) {
+  /** Inverse document frequency of a term (undefined: one no document holds, which gets the rarest value). */
+  idf(term: number | undefined) {
     const n = this.documents
-    const df = this.postings.get(term)?.live ?? 0
+    const df = term === undefined ? 0 : this.postings[term]?.live ?? 0
     return Math.log(1 + (n - df + 0.5) / (df + 0.5))
   }
 
@@ -168,7 +169,7 @@ export class Bm25 {
    * Scores of every slot matching at least one query term and admitted by
    * `admit` (every slot when undefined), accumulated term by term.
    */
-  score(queryTerms: ReadonlyArray<string>, admit?: (slot: number) => boolean): KeywordScores {
+  score(queryTerms: ReadonlyArray<number>, admit?: (slot: number) => boolean): KeywordScores {
     const capacity = this.lengths.length
     if (this.stamps.length < capacity) {
       this.sums = new Float64Array(capacity)
@@ -187,7 +188,7 @@ export class Bm25 {
     if (n > 0) {
       const avg = this.totalLength / n || 1
       for (const term of new Set(queryTerms)) {
-        const posting = this.postings.get(term)
+        const posting = this.postings[term]
         if (!posting) continue
         const idf = this.idf(term)
         const { counts, length, slots } = posting

@@ -11,9 +11,10 @@
  * removed documents leave are closed now and then (`onRenumber` tells the owner).
  */
 import { Admission } from "./Admission.ts"
-import { Bm25, termCounts } from "./Bm25.ts"
+import { normalize } from "../../services/embedder/Embedder.ts"
+import { Bm25 } from "./Bm25.ts"
 import { grown } from "./Grown.ts"
-import { forEachWord, Lexicon, packWords, samePacked } from "./Lexicon.ts"
+import { forEachWord, Lexicon, packWords, samePacked, SEPARATOR, type WordPart } from "./Lexicon.ts"
 import { queryDates } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
@@ -85,8 +86,14 @@ export const WEIGHTS = {
 }
 
 export interface HybridIndexOptions {
-  /** A sentence vector made from a text's words (`words` of Text.ts), for documents given without one. */
-  readonly derive?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  /**
+   * A word's part of a sentence vector, when the embedder makes a text's vector
+   * from its words alone: a document given without a vector gets the
+   * normalised sum of its text's word parts (what the embedder would answer).
+   */
+  readonly wordPart?: ((word: string) => WordPart | undefined) | undefined
+  /** The length of those vectors (a text none of whose words has a part gets zeros, as the embedder answers). */
+  readonly dimensions?: number | undefined
   /** Called when slots are renumbered (`renumber[old]` is the new slot or -1), before the call that caused it returns. */
   readonly onRenumber?: ((renumber: Int32Array, slots: number) => void) | undefined
 }
@@ -116,7 +123,8 @@ const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>
 
 export class HybridIndex {
   readonly lexicon: Lexicon
-  private readonly derive: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  private readonly derives: boolean
+  private readonly dimensions: number
   private readonly onRenumber: ((renumber: Int32Array, slots: number) => void) | undefined
   private readonly slotOf = new Map<string, number>()
   private ids: Array<string | undefined> = []
@@ -142,14 +150,17 @@ export class HybridIndex {
   private readonly admission = new Admission()
 
   /** Without `wordVectors` there is no soft term matching: BM25 and sentence vectors only. */
-  constructor(wordVectors?: WordVectors, options: HybridIndexOptions = {}) {
-    this.lexicon = new Lexicon(wordVectors)
-    this.soft = wordVectors !== undefined
-    this.derive = options.derive
+  constructor(private readonly wordVectors?: WordVectors, options: HybridIndexOptions = {}) {
+    this.lexicon = new Lexicon(wordVectors, options.wordPart)
+    this.derives = options.wordPart !== undefined
+    this.dimensions = options.dimensions ?? 0
     this.onRenumber = options.onRenumber
   }
 
-  private readonly soft: boolean
+  // A document's terms counted without a map: counts by term number, and the terms touched, in order.
+  private termCounts = new Int32Array(1024)
+  private readonly touched: Array<number> = []
+  private readonly counts: Array<number> = []
 
   get size() {
     return this.slotOf.size
@@ -188,13 +199,10 @@ export class HybridIndex {
    */
   upsert(doc: IndexDoc): number {
     const lexicon = this.lexicon
-    const textWords = lexicon.encode(doc.text)
-    const words = packWords(textWords, lexicon.encode(doc.keywordExtra ?? ""))
-    const vector = doc.vector ?? (this.derive ? this.derive(textWords.map((id) => lexicon.word(id))) : undefined)
     return this.place({
       id: doc.id,
-      words,
-      vector,
+      words: packWords(lexicon.encode(doc.text), lexicon.encode(doc.keywordExtra ?? "")),
+      vector: doc.vector,
       entities: [...new Set(doc.entities.map((e) => e.toLowerCase()))],
       eventTime: doc.eventTime,
       groupKey: doc.groupKey,
@@ -205,7 +213,11 @@ export class HybridIndex {
     })
   }
 
-  /** Adds or replaces a document whose words are already numbered (a snapshot's, or `upsert`'s). */
+  /**
+   * Adds or replaces a document whose words are already numbered (a
+   * snapshot's, or `upsert`'s). Without a vector, one is made from its words
+   * when the embedder makes vectors so.
+   */
   place(doc: PlacedDoc): number {
     const previous = this.slotOf.get(doc.id)
     const group = doc.groupKey === null ? -1 : this.groupId(doc.groupKey)
@@ -224,26 +236,80 @@ export class HybridIndex {
       this.entityLists[slot] = doc.entities
       this.groupOf[slot] = group
       this.positions[slot] = doc.position
-      let length = 0
-      const docTerms: Array<string> = []
-      forEachWord(doc.words, 0, doc.words.length, (id) => {
-        const term = this.lexicon.term(id)
-        if (term !== null) {
-          docTerms.push(term)
-          length++
-        }
-      })
-      this.bm25.add(slot, termCounts(docTerms), length)
+      this.addTerms(slot, doc.words)
       this.holdPosition(slot, doc.position)
     }
     this.eventTimes[slot] = doc.eventTime ?? Number.NaN
     this.flags[slot] = LIVE | (doc.superseded ? SUPERSEDED : 0) | (doc.asks ? ASKS : 0)
     this.admission.setActive(slot, doc.active)
-    if (doc.vector) this.vectors.set(slot, doc.vector)
+    const vector = doc.vector ?? (this.derives ? this.derive(doc.words) : undefined)
+    if (vector) this.vectors.set(slot, vector)
     else this.vectors.delete(slot)
     if (!kept && previous !== undefined) this.compactIfSparse()
     // Closing holes may have renumbered it.
     return this.slotOf.get(doc.id)!
+  }
+
+  /** Counts a document's terms (in first-occurrence order) into the keyword statistics. */
+  private addTerms(slot: number, words: Uint8Array) {
+    const { counts, lexicon, touched } = this
+    if (this.termCounts.length <= lexicon.terms) this.termCounts = grown(this.termCounts, lexicon.terms + 1, (n) => new Int32Array(n))
+    const byTerm = this.termCounts
+    let length = 0
+    touched.length = 0
+    // The varints read inline (as forEachWord does): this runs for every document a snapshot brings back.
+    let id = 0
+    let scale = 1
+    for (let i = 0; i < words.length; i++) {
+      const byte = words[i]!
+      id += (byte & 0x7f) * scale
+      if (byte & 0x80) {
+        scale *= 0x80
+        continue
+      }
+      const term = id === SEPARATOR ? 0 : lexicon.term(id)
+      id = 0
+      scale = 1
+      if (term === 0) continue
+      if (byTerm[term] === 0) touched.push(term)
+      byTerm[term]!++
+      length++
+    }
+    counts.length = touched.length
+    for (let k = 0; k < touched.length; k++) {
+      counts[k] = byTerm[touched[k]!]!
+      byTerm[touched[k]!] = 0
+    }
+    this.bm25.add(slot, touched, counts, touched.length, length)
+  }
+
+  /**
+   * The normalised sum of the word parts of a document's text (its
+   * keyword-only words take no part), in order, each step rounded to float32
+   * as a Float32Array sum is: the vector the embedder answers, bit for bit.
+   */
+  private derive(words: Uint8Array): Float32Array {
+    const vector = new Float32Array(this.dimensions)
+    const dims = vector.length
+    let id = 0
+    let scale = 1
+    for (let i = 0; i < words.length; i++) {
+      const byte = words[i]!
+      id += (byte & 0x7f) * scale
+      if (byte & 0x80) {
+        scale *= 0x80
+        continue
+      }
+      if (id === SEPARATOR) break
+      const part = this.lexicon.part(id)
+      id = 0
+      scale = 1
+      if (part === undefined) continue
+      const weight = part.weight
+      const values = part.vector
+      for (let d = 0; d < dims; d++) vector[d] = vector[d]! + weight * values[d]!
+    }
+    return normalize(vector)
   }
 
   setVector(id: string, vector: Float32Array) {
@@ -278,6 +344,17 @@ export class HybridIndex {
     }
   }
 
+  /** Room for `slots` more documents whose packed words take `bytes`: an index read back whole grows once. */
+  reserve(slots: number, bytes: number) {
+    this.ensureSlots(this.next + slots)
+    this.vectors.reserve(this.next + slots)
+    if (this.used + bytes > this.bytes.length) {
+      const bigger = new Uint8Array(this.used + bytes)
+      bigger.set(this.bytes.subarray(0, this.used))
+      this.bytes = bigger
+    }
+  }
+
   private groupId(key: string) {
     let id = this.groupIds.get(key)
     if (id === undefined) {
@@ -289,6 +366,7 @@ export class HybridIndex {
   }
 
   private ensureSlots(size: number) {
+    if (size <= this.starts.length) return
     this.starts = grown(this.starts, size, (n) => new Int32Array(n))
     this.ends = grown(this.ends, size, (n) => new Int32Array(n))
     this.eventTimes = grown(this.eventTimes, size, (n) => new Float64Array(n))
@@ -336,10 +414,10 @@ export class HybridIndex {
 
   /** The distinct BM25 terms of a slot's words. */
   private termsAt(slot: number) {
-    const found = new Set<string>()
+    const found = new Set<number>()
     forEachWord(this.bytes, this.starts[slot]!, this.ends[slot]!, (id) => {
       const term = this.lexicon.term(id)
-      if (term !== null) found.add(term)
+      if (term !== 0) found.add(term)
     })
     return found
   }
@@ -455,8 +533,8 @@ export class HybridIndex {
    * set); a memory outside it scores as the pool's worst.
    */
   private softScores(text: string, pool: ReadonlyArray<number>): (slot: number) => number {
-    const matcher = this.soft && WEIGHTS.soft !== 0
-      ? SoftMatcher.forQuery((word) => this.lexicon.vector(this.lexicon.idOf(word)), text, (word) => this.bm25.idf(stem(word)))
+    const matcher = this.wordVectors !== undefined && WEIGHTS.soft !== 0
+      ? SoftMatcher.forQuery(this.wordVectors, text, (word) => this.bm25.idf(this.lexicon.termIdOf(stem(word))))
       : undefined
     if (!matcher) return () => 0
     const raw = pool.map((slot) => matcher.score(this.softVectors(slot)))
@@ -482,7 +560,10 @@ export class HybridIndex {
       }
     )
     const eligible = admit ?? (() => true)
-    const keyword = this.bm25.score(terms(query.text), admit)
+    const keyword = this.bm25.score(
+      terms(query.text).flatMap((term) => this.lexicon.termIdOf(term) ?? []),
+      admit
+    )
     // The best `cap` by score, ties in the order BM25 reached them (a stable sort's order).
     const keywordBest = new TopK(Math.max(cap, 0))
     for (let i = 0; i < keyword.count; i++) {

@@ -10,6 +10,12 @@
 import type { WordVectors } from "./SoftMatch.ts"
 import { isStopword, stem, words } from "./Text.ts"
 
+/** A word's share of a sentence vector (an embedder's `wordPart`): the sentence is the normalised sum of its words' parts. */
+export interface WordPart {
+  readonly weight: number
+  readonly vector: Float32Array
+}
+
 /** The number written between a text's words and its keyword-only words (never a word's). */
 export const SEPARATOR = 0
 
@@ -18,14 +24,21 @@ const bareOf = (word: string) => word.replace(/'(s|t|re|ve|ll|d|m)$/, "")
 export class Lexicon {
   private readonly ids = new Map<string, number>()
   private readonly list: Array<string> = [""]
-  /** The BM25 term of each word (`terms` of Text.ts, one word at a time); null for a stopword. */
-  private readonly termList: Array<string | null> = [null]
+  /** The BM25 term of each word (`terms` of Text.ts, one word at a time), as a term number; 0 for a stopword. */
+  private termOfWord = new Int32Array(1024)
+  private readonly termIds = new Map<string, number>()
+  private readonly termList: Array<string> = [""]
   /** The bare form soft matching compares (`contentWords`), as a word number; 0 when the word takes no part. */
   private readonly softList: Array<number> = [0]
   /** Each soft word's unit vector, looked up once (undefined: not yet; null: none). */
   private readonly vectorList: Array<Float32Array | null | undefined> = [null]
+  /** Each word's part of a sentence vector, looked up once (undefined: not yet; null: none). */
+  private readonly partList: Array<WordPart | null | undefined> = [null]
 
-  constructor(private readonly wordVectors?: WordVectors) {}
+  constructor(
+    private readonly wordVectors?: WordVectors,
+    private readonly wordPart?: (word: string) => WordPart | undefined
+  ) {}
 
   get size() {
     return this.list.length - 1
@@ -38,9 +51,15 @@ export class Lexicon {
     id = this.list.length
     this.ids.set(word, id)
     this.list.push(word)
-    this.termList.push(isStopword(word) ? null : stem(bareOf(word)))
+    if (id >= this.termOfWord.length) {
+      const grown = new Int32Array(this.termOfWord.length * 2)
+      grown.set(this.termOfWord)
+      this.termOfWord = grown
+    }
+    this.termOfWord[id] = isStopword(word) ? 0 : this.termIdOf(stem(bareOf(word)), true)!
     this.softList.push(0)
     this.vectorList.push(undefined)
+    this.partList.push(undefined)
     const bare = bareOf(word)
     if (bare.length > 1 && !isStopword(word) && !isStopword(bare)) this.softList[id] = bare === word ? id : this.idOf(bare)
     return id
@@ -55,8 +74,32 @@ export class Lexicon {
     return this.list[id]!
   }
 
-  term(id: number): string | null {
-    return this.termList[id]!
+  /** The BM25 term number of word `id`; 0 for a stopword. */
+  term(id: number): number {
+    return this.termOfWord[id]!
+  }
+
+  /** How many distinct terms there are (term numbers run from 1). */
+  get terms() {
+    return this.termList.length - 1
+  }
+
+  /** The number of a BM25 term, given one now with `add` if it is new. */
+  termIdOf(term: string, add = false): number | undefined {
+    let id = this.termIds.get(term)
+    if (id === undefined && add) {
+      id = this.termList.length
+      this.termIds.set(term, id)
+      this.termList.push(term)
+    }
+    return id
+  }
+
+  /** Word `id`'s part of a sentence vector, when the embedder makes vectors from words and knows it. */
+  part(id: number): WordPart | undefined {
+    let part = this.partList[id]
+    if (part === undefined) this.partList[id] = part = this.wordPart?.(this.list[id]!) ?? null
+    return part ?? undefined
   }
 
   /** The word number soft matching reads for `id` (its bare form), or 0. */

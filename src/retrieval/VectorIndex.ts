@@ -1,5 +1,11 @@
-/** Unit vectors in one growable Float32Array, scored by brute-force dot product. */
+/**
+ * Unit vectors by slot, scanned whole for each query: the kernel's float32
+ * dot products (SIMD, VectorKernel.ts) choose the candidates, and every
+ * similarity answered is computed again exactly (in float64, dimension by
+ * dimension), so the candidates' order and values are those of an exact scan.
+ */
 import { TopK } from "./TopK.ts"
+import { VectorStore } from "./VectorKernel.ts"
 
 /** One query's similarities; valid until the next `scan`. */
 export interface VectorScan {
@@ -9,38 +15,40 @@ export interface VectorScan {
   readonly similarity: (slot: number) => number
 }
 
+/**
+ * Candidates taken by the kernel's float32 products beyond the `k` wanted, and
+ * then ranked exactly: float32 sums of 100 products differ from exact ones by
+ * about 1e-6, far less than what separates the k-th from the (k + margin)-th.
+ */
+const margin = (k: number) => Math.ceil(k / 4) + 16
+
 export class VectorIndex {
-  private data: Float32Array
+  private store: VectorStore | undefined
   private present = new Uint8Array(0)
   /** One past the highest slot ever given a vector. */
   private extent = 0
   private dims = 0
-  /** The last scan's similarities, by slot. */
-  private sims = new Float64Array(0)
-
-  constructor(initialSlots = 1024) {
-    this.data = new Float32Array(0)
-    this.capacity = initialSlots
-  }
-
-  private capacity: number
+  private reserved = 0
 
   get dimensions() {
     return this.dims
   }
 
+  /** Room for `slots` vectors at once (an index read back whole), instead of growing step by step. */
+  reserve(slots: number) {
+    this.reserved = Math.max(this.reserved, slots)
+    this.store?.ensure(slots)
+  }
+
   set(slot: number, vector: Float32Array) {
-    if (this.dims === 0) {
+    if (this.store === undefined) {
       this.dims = vector.length
-      this.data = new Float32Array(this.capacity * this.dims)
+      this.store = new VectorStore(vector.length)
+      this.store.ensure(Math.max(this.reserved, slot + 1))
     }
     if (vector.length !== this.dims) return // a vector from another embedder: keyword-only for this memory
-    while ((slot + 1) * this.dims > this.data.length) {
-      const grown = new Float32Array(this.data.length * 2)
-      grown.set(this.data)
-      this.data = grown
-    }
-    this.data.set(vector, slot * this.dims)
+    this.store.ensure(slot + 1)
+    this.store.data.set(vector, slot * this.store.stride)
     if (slot >= this.present.length) {
       const grown = new Uint8Array(Math.max(slot + 1, this.present.length * 2, 64))
       grown.set(this.present)
@@ -58,81 +66,67 @@ export class VectorIndex {
     if (slot < this.present.length) this.present[slot] = 0
   }
 
-  /** The stored vector of `slot` (a view, valid until the next change), or undefined. */
+  /** The stored vector of `slot` (a copy), or undefined. */
   vectorAt(slot: number): Float32Array | undefined {
-    return this.present[slot] === 1 ? this.data.subarray(slot * this.dims, (slot + 1) * this.dims) : undefined
+    if (this.present[slot] !== 1 || this.store === undefined) return undefined
+    const at = slot * this.store.stride
+    return this.store.data.slice(at, at + this.dims)
   }
 
   /** Moves every kept slot to its new number (`renumber[old]`, -1 to drop it), as the owner closes its holes. */
   renumber(renumber: Int32Array, slots: number) {
-    if (this.dims === 0) return
-    const data = new Float32Array(Math.max(slots, 64) * this.dims)
+    const store = this.store
+    if (store === undefined) return
+    const data = store.data
+    const stride = store.stride
     const present = new Uint8Array(Math.max(slots, 64))
+    // Slots only move down (holes close), so copying in increasing order never overwrites one not yet moved.
     for (let old = 0; old < Math.min(renumber.length, this.extent); old++) {
       const now = renumber[old]!
       if (now < 0 || this.present[old] !== 1) continue
-      data.set(this.data.subarray(old * this.dims, (old + 1) * this.dims), now * this.dims)
+      if (now !== old) data.copyWithin(now * stride, old * stride, (old + 1) * stride)
       present[now] = 1
     }
-    this.data = data
     this.present = present
     this.extent = slots
-    this.sims = new Float64Array(0)
   }
 
+  /** The exact similarity of `slot` to `query`: float64 sums, dimension by dimension, as the scan ranks them. */
   similarity(slot: number, query: Float32Array) {
-    if (this.present[slot] !== 1 || query.length !== this.dims) return 0
+    if (this.present[slot] !== 1 || query.length !== this.dims || this.store === undefined) return 0
+    const data = this.store.data
     let dot = 0
-    const base = slot * this.dims
-    for (let d = 0; d < this.dims; d++) dot += this.data[base + d]! * query[d]!
+    for (let d = 0, i = slot * this.store.stride; d < this.dims; d++, i++) dot += data[i]! * query[d]!
     return dot
   }
 
   /**
-   * Scores every slot against `query` in one pass over the matrix and keeps
-   * the `k` best admitted ones (every slot is admitted when `admit` is undefined).
+   * The `k` best admitted slots by similarity to `query` (every slot is
+   * admitted when `admit` is undefined), with exact similarities.
    */
   scan(query: Float32Array, k: number, admit?: (slot: number) => boolean): VectorScan {
-    const none: VectorScan = { top: [], similarity: () => 0 }
-    if (query.length !== this.dims || this.dims === 0) return none
-    if (this.sims.length < this.extent) this.sims = new Float64Array(Math.max(this.extent, this.sims.length * 2))
-    const { data, dims, extent, present, sims } = this
-    const q = Float64Array.from(query)
-    const best = new TopK(Math.max(k, 0))
-    const keep = (slot: number, dot: number) => {
-      sims[slot] = dot
-      if (best.wouldKeep(dot) && (admit === undefined || admit(slot))) best.offer(slot, dot)
-    }
-    // Four slots per pass, each summed over the dimensions in order (as `similarity` does):
-    // four independent sums keep the processor busy, and every slot's value is the same.
-    let slot = 0
-    for (; slot + 4 <= extent; slot += 4) {
-      const base = slot * dims
-      let dot0 = 0
-      let dot1 = 0
-      let dot2 = 0
-      let dot3 = 0
-      for (let d = 0, i = base; d < dims; d++, i++) {
-        const value = q[d]!
-        dot0 += data[i]! * value
-        dot1 += data[i + dims]! * value
-        dot2 += data[i + 2 * dims]! * value
-        dot3 += data[i + 3 * dims]! * value
-      }
-      if (present[slot] === 1) keep(slot, dot0)
-      if (present[slot + 1] === 1) keep(slot + 1, dot1)
-      if (present[slot + 2] === 1) keep(slot + 2, dot2)
-      if (present[slot + 3] === 1) keep(slot + 3, dot3)
-    }
-    for (; slot < extent; slot++) {
+    const store = this.store
+    if (query.length !== this.dims || this.dims === 0 || store === undefined) return { top: [], similarity: () => 0 }
+    const { extent, present } = this
+    const approximate = store.dots(query, extent)
+    const wanted = Math.max(k, 0)
+    const candidates = new TopK(wanted + margin(wanted))
+    for (let slot = 0; slot < extent; slot++) {
       if (present[slot] !== 1) continue
-      let dot = 0
-      for (let d = 0, i = slot * dims; d < dims; d++, i++) dot += data[i]! * q[d]!
-      keep(slot, dot)
+      const value = approximate[slot]!
+      if (candidates.wouldKeep(value) && (admit === undefined || admit(slot))) candidates.offer(slot, value)
+    }
+    const exact = new Map<number, number>()
+    const best = new TopK(wanted)
+    // In slot order, so that equal similarities keep the lower slot first.
+    for (const [slot] of [...candidates.entries()].sort((a, b) => a[0] - b[0])) {
+      const value = this.similarity(slot, query)
+      exact.set(slot, value)
+      best.offer(slot, value)
     }
     return {
       top: best.entries(),
-      similarity: (slot) => (slot < extent && present[slot] === 1 ? sims[slot]! : 0)
+      similarity: (slot) => exact.get(slot) ?? this.similarity(slot, query)
     }
   }
 }

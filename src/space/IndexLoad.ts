@@ -8,6 +8,8 @@ import { Effect } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
 import { yieldToIo } from "../../services/EventLoop.ts"
 import type { MemoryRepo, PageCursor } from "../../services/store/MemoryRepo.ts"
+
+type TextRow = Effect.Effect.Success<ReturnType<MemoryRepo["textPage"]>>["texts"][number]
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { SpaceState } from "./SpaceState.ts"
 
@@ -35,20 +37,34 @@ export const loadFromStore = (repo: MemoryRepo, space: SpaceRef, state: SpaceSta
   }).pipe(Effect.withSpan("Space.loadFromStore", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
 
 /** Texts read per statement when a space woken from a snapshot reads them. */
-const TEXT_PAGE = 2000
+const TEXT_PAGE = 1000
 
-/** Reads the texts of every memory `state` holds without them (woken from a snapshot); answers how many it read. */
-export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState) =>
+/**
+ * Reads the texts of every memory `state` holds without them (woken from a
+ * snapshot), a page at a time, letting `pause` run between pages (recalls
+ * waiting go first); answers how many it read.
+ */
+export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState, pause: Effect.Effect<void>) =>
   Effect.gen(function*() {
-    const missing = state.missingTexts()
+    let after: PageCursor | null = null
     let filled = 0
-    for (let i = 0; i < missing.length; i += TEXT_PAGE) {
-      const rows = yield* repo.textsOf(space, missing.slice(i, i + TEXT_PAGE))
-      for (const row of rows) {
+    while (!state.complete) {
+      const page: { readonly texts: ReadonlyArray<TextRow>; readonly next: PageCursor | null } = yield* repo.textPage(space, after, TEXT_PAGE)
+      for (const row of page.texts) {
         state.fillText(row.id, { text: row.text, sourceText: row.source_text, context: row.context, metadata: row.metadata })
       }
-      filled += rows.length
-      yield* yieldToIo
+      filled += page.texts.length
+      if (page.texts.length < TEXT_PAGE || page.next === null) break
+      after = page.next
+      yield* pause
+    }
+    // A memory the store no longer has (changed behind the writer's back) leaves the index too.
+    const gone = state.missingTexts()
+    if (gone.length > 0) {
+      yield* Effect.logWarning(`${gone.length} memories of the snapshot are not in the store; they leave the index`).pipe(
+        Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId })
+      )
+      for (const id of gone) state.remove(id)
     }
     return filled
   }).pipe(Effect.withSpan("Space.fillTexts", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))

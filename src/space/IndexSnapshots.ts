@@ -41,7 +41,7 @@ export const makeIndexSnapshots = (deps: {
   readonly indexVersion: () => number | undefined
 }) => {
   const { space, state, store } = deps
-  const derived = state.embedder.fromWords !== undefined
+  const derived = state.embedder.wordPart !== undefined
   /** The state's change count the last snapshot written (or read) reflects; -1: none. */
   let savedAt = -1
 
@@ -62,7 +62,7 @@ export const makeIndexSnapshots = (deps: {
     }
     const version = yield* deps.storeVersion
     if (header.storeVersion !== version) return Either.left(`behind the store (snapshot at version ${header.storeVersion}, store at ${version})`)
-    const read = yield* inSlices(decodeBody(body, state, header, state.embedder.fromWords)).pipe(
+    const read = yield* inSlices(decodeBody(body, state, header)).pipe(
       Effect.either,
       Effect.catchAllDefect((defect) => Effect.succeed(Either.left(defect)))
     )

@@ -77,6 +77,11 @@ export class MemoryColumns {
 
   private intern = (value: string | null) => (value === null ? null : this.strings.get(value))
 
+  /** Room for `slots` memories at once (read back from a snapshot). */
+  reserve(slots: number) {
+    this.ensure(slots)
+  }
+
   private ensure(size: number) {
     this.kinds = grown(this.kinds, size, (n) => new Uint8Array(n))
     this.positions = grown(this.positions, size, (n) => new Int32Array(n))

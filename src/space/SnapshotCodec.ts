@@ -31,7 +31,7 @@ export const SnapshotHeader = Schema.Struct({
   /** The store's version of the space's memories when the snapshot was taken (space_versions). */
   storeVersion: Schema.Number,
   embedder: Schema.String,
-  /** Vectors are made again from words (the embedder's `fromWords`), not stored. */
+  /** Vectors are made again from words (the embedder's `wordPart`), not stored. */
   derived: Schema.Boolean,
   memories: Schema.Number,
   bodyBytes: Schema.Number,
@@ -116,8 +116,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
 export function* decodeBody(
   body: Uint8Array,
   state: SpaceState,
-  header: SnapshotHeader,
-  fromWords: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  header: SnapshotHeader
 ): Generator<void, number> {
   const read = new ByteReader(body)
   const lexicon = state.index.lexicon
@@ -133,6 +132,8 @@ export function* decodeBody(
   }
   const count = read.varint()
   if (count !== header.memories) throw new BadBytes(`${count} memories where the header says ${header.memories}`)
+  // The packed words of all of them take less than the body does.
+  state.reserve(count, body.length)
   const seen = new Set<string>()
   for (let n = 0; n < count; n++) {
     const id = MemoryId.make(read.string())
@@ -154,12 +155,11 @@ export function* decodeBody(
     const entities: Array<EntityRef> = Array.from({ length: read.varint() }, () => ({ name: at(), kind: at() }))
     const sourceIds = Array.from({ length: read.varint() }, () => MemoryId.make(at()))
     const words = read.bytes()
-    const textWords: Array<string> = []
-    forEachWord(words, 0, words.length, (word, inText) => {
+    forEachWord(words, 0, words.length, (word) => {
       if (word > wordCount) throw new BadBytes(`memory ${id} names word ${word} of ${wordCount}`)
-      if (inText) textWords.push(lexicon.word(word))
     })
-    const vector = flags & HAS_VECTOR ? read.float32s() : header.derived && fromWords ? fromWords(textWords) : undefined
+    // Without one, the index makes the vector from the words (when the embedder makes vectors so).
+    const vector = flags & HAS_VECTOR ? read.float32s() : undefined
     const meta: MemoryMeta = {
       id,
       orgId: state.space.orgId,

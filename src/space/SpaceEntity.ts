@@ -98,7 +98,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // down then fails that call with a 503 and the next call tries again. A space that exists stays known to
   // exist (deletion goes through this entity); a missing one is checked again on every call, since
   // creating a space does not.
-  const state = new SpaceState(space, { id: embedder.id, fromWords: embedder.fromWords }, embedder.wordVectors)
+  const state = new SpaceState(space, { id: embedder.id, dimensions: embedder.dimensions, wordPart: embedder.wordPart }, embedder.wordVectors)
   const loading = yield* Effect.makeSemaphore(1)
   let loaded = false
   const load = Effect.gen(function*() {
@@ -145,7 +145,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // Texts missing after a wake from a snapshot: read once, by whichever needs them first.
   const filling = yield* Effect.makeSemaphore(1)
   const ensureTexts = Effect.suspend(() =>
-    state.complete ? Effect.void : filling.withPermits(1)(Effect.suspend(() => (state.complete ? Effect.void : fillTexts(repo, space, state))))
+    state.complete ? Effect.void : filling.withPermits(1)(Effect.suspend(() => (state.complete ? Effect.void : fillTexts(repo, space, state, priority.beforeHeavyWrite))))
   ).pipe(Effect.asVoid)
   const textsInBackground = ensureTexts.pipe(
     Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.union(Schedule.spaced("30 seconds")))),

@@ -9,6 +9,7 @@ import type { MemoryId } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import { HybridIndex, type IndexDoc, type PlacedDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
+import type { WordPart } from "../retrieval/Lexicon.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { onlyAsks } from "../retrieval/Text.ts"
 import { bytesToVector, vectorToBytes } from "../../services/store/MemoryRows.ts"
@@ -24,7 +25,8 @@ export const groupKeyOf = (memory: Pick<MemoryMeta, "sessionId" | "eventTime">) 
 /** The embedder a space's vectors come from, and (when it has one) how a text's vector is made from its words. */
 export interface IndexEmbedder {
   readonly id: string
-  readonly fromWords?: ((words: ReadonlyArray<string>) => Float32Array) | undefined
+  readonly dimensions: number
+  readonly wordPart?: ((word: string) => WordPart | undefined) | undefined
 }
 
 /** A memory as a snapshot keeps it: its index entry and what it is, without its texts. */
@@ -66,7 +68,8 @@ export class SpaceState {
     const columns = new MemoryColumns(this.space.orgId, this.space.spaceId)
     this.columnsNow = columns
     this.indexNow = new HybridIndex(this.wordVectors, {
-      derive: this.embedder.fromWords,
+      wordPart: this.embedder.wordPart,
+      dimensions: this.embedder.dimensions,
       onRenumber: (renumber, slots) => columns.renumber(renumber, slots)
     })
     this.documents.clear()
@@ -101,7 +104,7 @@ export class SpaceState {
   get(id: string): IndexedMemory | undefined {
     const slot = this.index.slot(id)
     if (slot === undefined) return undefined
-    const vector = this.embedder.fromWords === undefined ? this.index.placedAt(slot)?.vector : undefined
+    const vector = this.embedder.wordPart === undefined ? this.index.placedAt(slot)?.vector : undefined
     return this.columns.record(slot, vector === undefined ? null : Buffer.from(vectorToBytes(vector)))
   }
 
@@ -147,7 +150,7 @@ export class SpaceState {
         memory.eventTime.toUTCString().slice(5, 16)
       ].filter((s) => s !== "").join(" "),
       // Vectors a space's embedder makes from words are made by the index; others are as stored.
-      vector: this.embedder.fromWords === undefined && memory.embedding !== null && memory.embedder === this.embedder.id
+      vector: this.embedder.wordPart === undefined && memory.embedding !== null && memory.embedder === this.embedder.id
         ? bytesToVector(memory.embedding)
         : undefined,
       entities: memory.entities.map((e) => e.name),
@@ -189,6 +192,12 @@ export class SpaceState {
     this.link(memory)
     if (memory.position >= this.next) this.next = memory.position + 1
     this.changes++
+  }
+
+  /** Room for `memories` more whose packed words take `bytes` (a snapshot about to be read back). */
+  reserve(memories: number, bytes: number) {
+    this.index.reserve(memories, bytes)
+    this.columns.reserve(this.index.slotCount + memories)
   }
 
   /** A memory read back from a snapshot: its index entry as it was written, its texts to follow from the store. */

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { compactedFile, loadGlove } from "../../services/embedder/Glove.ts"
 import { normalize } from "../../services/embedder/Embedder.ts"
+import { HybridIndex } from "../../src/retrieval/HybridIndex.ts"
 
 describe("the word vectors, read on demand", () => {
   it("give each word the unit vector of its own row in the file, and a one-word text that vector", async () => {
@@ -42,5 +43,24 @@ describe("the word vectors, read on demand", () => {
     // Asked again, the same vector (kept, not read again).
     expect(glove.wordVector(words[17]!)).toBe(glove.wordVector(words[17]!))
     expect(glove.wordVector("zzqxjvw")).toBeUndefined()
+  })
+})
+
+describe("vectors made from word parts", () => {
+  it("are, bit for bit, the vectors the embedder gives each text", async () => {
+    const glove = await loadGlove(process.env.ENGRAM_TEST_MODELS_DIR!)
+    const index = new HybridIndex(glove.wordVector, { wordPart: glove.wordPart, dimensions: glove.dimensions })
+    const texts = [
+      "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+      "Melanie: Thanks, Caroline! That's awesome, I'm proud of you. Don't stop.",
+      "zzqxjvw qqqq", // no word with a vector: zeros, as the embedder answers
+      "", "...!?", "Numbers 2023 and 7 May, the 3rd time; rock'n'roll isn't dead",
+      ...Array.from({ length: 50 }, (_, i) => `Note ${i}: the ${["violin", "garden", "turtle", "marathon"][i % 4]} lesson went well on day ${i * 7}.`)
+    ]
+    texts.forEach((text, i) => index.upsert({ id: `t${i}`, text, entities: [], eventTime: null, groupKey: null, position: i }))
+    texts.forEach((text, i) => {
+      const made = index.placedAt(index.slot(`t${i}`)!)!.vector!
+      expect(Array.from(made), text).toEqual(Array.from(glove.embed(text)))
+    })
   })
 })

@@ -13,15 +13,26 @@ import { type IndexEmbedder, SpaceState } from "../../src/space/SpaceState.ts"
 
 const space = { orgId: OrgId.make("org_snap"), spaceId: SpaceId.make("snap") }
 
-/** A deterministic bag-of-words vector: a text's vector is a function of its words (as GloVe's is). */
+/** Each word's part of a text's vector (as GloVe's SIF parts are): deterministic, made up. */
+const wordPart = (word: string) => {
+  if (word.length < 2) return undefined
+  const vector = new Float32Array(8)
+  vector[word.length % 8] = 1
+  vector[word.charCodeAt(0) % 8]! += 0.5
+  return { weight: 1 + word.charCodeAt(1) / 100, vector }
+}
+/** A text's vector from its words' parts, as an embedder with parts answers. */
 const fromWords = (words: ReadonlyArray<string>) => {
   const vector = new Float32Array(8)
-  for (const word of words) vector[word.length % 8]! += 1 + word.charCodeAt(0) / 100
+  for (const word of words) {
+    const part = wordPart(word)
+    if (part) for (let d = 0; d < 8; d++) vector[d]! += part.weight * part.vector[d]!
+  }
   const norm = Math.hypot(...vector) || 1
   return vector.map((x) => x / norm)
 }
-const derived: IndexEmbedder = { id: "words-8", fromWords }
-const stored: IndexEmbedder = { id: "stored-8" }
+const derived: IndexEmbedder = { id: "words-8", dimensions: 8, wordPart }
+const stored: IndexEmbedder = { id: "stored-8", dimensions: 8 }
 
 const TEXTS = [
   "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
@@ -65,7 +76,7 @@ const memories = (embedder: IndexEmbedder): Array<IndexedMemory> =>
       supersededBy: i % 13 === 5 ? MemoryId.make(`mem_${i + 1}`) : null,
       createdAt: at,
       updatedAt: new Date(at.getTime() + i),
-      embedding: embedder.fromWords ? null : Buffer.from(fromWords([text, String(i)]).buffer),
+      embedding: embedder.wordPart ? null : Buffer.from(fromWords([text, String(i)]).buffer),
       embedder: embedder.id
     }
   })
@@ -88,17 +99,17 @@ const run = <A>(steps: Generator<void, A>) => {
 
 const roundTrip = (state: SpaceState, embedder: IndexEmbedder) =>
   Effect.gen(function*() {
-    const { body, memories: count } = run(encodeBody(state, embedder.fromWords !== undefined))
-    const file = yield* pack({ orgId: space.orgId, spaceId: space.spaceId, storeVersion: 7, embedder: embedder.id, derived: embedder.fromWords !== undefined, memories: count }, body)
+    const { body, memories: count } = run(encodeBody(state, embedder.wordPart !== undefined))
+    const file = yield* pack({ orgId: space.orgId, spaceId: space.spaceId, storeVersion: 7, embedder: embedder.id, derived: embedder.wordPart !== undefined, memories: count }, body)
     const unpacked = yield* unpack(file)
     const back = new SpaceState(space, embedder)
-    run(decodeBody(unpacked.body, back, unpacked.header, embedder.fromWords))
+    run(decodeBody(unpacked.body, back, unpacked.header))
     return { back, file, unpacked }
   })
 
 describe("index snapshots", () => {
   for (const embedder of [derived, stored]) {
-    it.effect(`read back the same memories and rankings (${embedder.fromWords ? "vectors made from words" : "vectors stored"})`, () =>
+    it.effect(`read back the same memories and rankings (${embedder.wordPart ? "vectors made from words" : "vectors stored"})`, () =>
       Effect.gen(function*() {
         const list = memories(embedder)
         const state = stateOf(embedder, list)
@@ -147,8 +158,8 @@ describe("index snapshots", () => {
       const { body, memories: count } = run(encodeBody(state, true))
       const header = { format: 1 as const, orgId: space.orgId, spaceId: space.spaceId, storeVersion: 1, embedder: derived.id, derived: true, memories: count, bodyBytes: body.length, bodySha256: "" }
       for (const cut of [1, Math.floor(body.length / 3), body.length - 1]) {
-        expect(() => run(decodeBody(body.subarray(0, cut), new SpaceState(space, derived), header, fromWords))).toThrow(BadBytes)
+        expect(() => run(decodeBody(body.subarray(0, cut), new SpaceState(space, derived), header))).toThrow(BadBytes)
       }
-      expect(() => run(decodeBody(body, new SpaceState(space, derived), { ...header, memories: count + 1 }, fromWords))).toThrow(BadBytes)
+      expect(() => run(decodeBody(body, new SpaceState(space, derived), { ...header, memories: count + 1 }))).toThrow(BadBytes)
     }))
 })

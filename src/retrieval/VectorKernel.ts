@@ -1,0 +1,247 @@
+/**
+ * The dot products of one query with every stored vector, four lanes at a
+ * time (WebAssembly SIMD): the vector scan of a large space is most of a
+ * recall's time in plain JavaScript. The module is a few dozen instructions,
+ * encoded here byte by byte (no toolchain, nothing fetched); `dots` answers
+ * float32 sums, good for choosing candidates, and callers that need a
+ * similarity exactly compute it again (`exactDot`). Where SIMD is not
+ * available the same loop runs in JavaScript.
+ */
+
+import { setFlagsFromString } from "node:v8"
+
+/** LEB128, unsigned. */
+const u32 = (value: number): Array<number> => {
+  const out: Array<number> = []
+  let rest = value >>> 0
+  do {
+    let byte = rest & 0x7f
+    rest >>>= 7
+    if (rest !== 0) byte |= 0x80
+    out.push(byte)
+  } while (rest !== 0)
+  return out
+}
+const utf8 = (text: string) => [...u32(text.length), ...Buffer.from(text, "utf8")]
+const section = (id: number, body: ReadonlyArray<number>) => [id, ...u32(body.length), ...body]
+
+const I32 = 0x7f
+const V128 = 0x7b
+const op = {
+  block: [0x02, 0x40],
+  loop: [0x03, 0x40],
+  end: [0x0b],
+  br: (depth: number) => [0x0c, ...u32(depth)],
+  brIf: (depth: number) => [0x0d, ...u32(depth)],
+  get: (local: number) => [0x20, ...u32(local)],
+  set: (local: number) => [0x21, ...u32(local)],
+  i32: (value: number) => [0x41, ...u32(value)], // small non-negative constants only (their LEB is the same signed)
+  i32Add: [0x6a],
+  i32Shl: [0x74],
+  i32GeU: [0x4f],
+  f32Add: [0x92],
+  f32Store: [0x38, 2, 0],
+  v128Load: [0xfd, ...u32(0x00), 4, 0],
+  v128Zero: [0xfd, ...u32(0x0c), ...new Array<number>(16).fill(0)],
+  f32x4Lane: (lane: number) => [0xfd, ...u32(0x1f), lane],
+  f32x4Add: [0xfd, ...u32(0xe4)],
+  f32x4Mul: [0xfd, ...u32(0xe6)]
+}
+
+// dots(query, base, count, dims, out): out[i] = sum over d of base[i * dims + d] * query[d], as float32;
+// pointers are byte offsets, `dims` a multiple of four.
+const [QUERY, BASE, COUNT, DIMS, OUT, I, D, P, ACC] = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+const times4 = (local: number) => [...op.get(local), ...op.i32(2), ...op.i32Shl]
+const dotsBody = [
+  ...op.get(BASE), ...op.set(P),
+  ...op.block, ...op.loop,
+  ...op.get(I), ...op.get(COUNT), ...op.i32GeU, ...op.brIf(1),
+  ...op.v128Zero, ...op.set(ACC),
+  ...op.i32(0), ...op.set(D),
+  ...op.block, ...op.loop,
+  ...op.get(D), ...op.get(DIMS), ...op.i32GeU, ...op.brIf(1),
+  ...op.get(ACC),
+  ...op.get(P), ...times4(D), ...op.i32Add, ...op.v128Load,
+  ...op.get(QUERY), ...times4(D), ...op.i32Add, ...op.v128Load,
+  ...op.f32x4Mul, ...op.f32x4Add, ...op.set(ACC),
+  ...op.get(D), ...op.i32(4), ...op.i32Add, ...op.set(D),
+  ...op.br(0),
+  ...op.end, ...op.end,
+  ...op.get(OUT), ...times4(I), ...op.i32Add,
+  ...op.get(ACC), ...op.f32x4Lane(0),
+  ...op.get(ACC), ...op.f32x4Lane(1), ...op.f32Add,
+  ...op.get(ACC), ...op.f32x4Lane(2), ...op.f32Add,
+  ...op.get(ACC), ...op.f32x4Lane(3), ...op.f32Add,
+  ...op.f32Store,
+  ...op.get(P), ...times4(DIMS), ...op.i32Add, ...op.set(P),
+  ...op.get(I), ...op.i32(1), ...op.i32Add, ...op.set(I),
+  ...op.br(0),
+  ...op.end, ...op.end,
+  ...op.end
+]
+const dotsCode = [...u32(2), ...u32(3), I32, ...u32(1), V128, ...dotsBody]
+
+const MODULE = Uint8Array.from([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+  // One function type: five i32 parameters, no result.
+  ...section(1, [...u32(1), 0x60, ...u32(5), I32, I32, I32, I32, I32, ...u32(0)]),
+  ...section(3, [...u32(1), ...u32(0)]),
+  // One memory, one page to start, grown by the caller.
+  ...section(5, [...u32(1), 0x00, ...u32(1)]),
+  ...section(7, [...u32(2), ...utf8("dots"), 0x00, ...u32(0), ...utf8("memory"), 0x02, ...u32(0)]),
+  ...section(10, [...u32(1), ...u32(dotsCode.length), ...dotsCode])
+])
+
+/** What this module uses of the WebAssembly API (the project's TypeScript libraries do not declare it). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer
+  grow(pages: number): number
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean
+  readonly Module: new (bytes: Uint8Array) => object
+  readonly Instance: new (module: object) => { readonly exports: Readonly<Record<string, unknown>> }
+}
+const wasmApi = (): WasmApi | undefined => {
+  const api: unknown = Reflect.get(globalThis, "WebAssembly")
+  return typeof api === "object" && api !== null && "validate" in api && "Module" in api && "Instance" in api
+    ? (api as WasmApi)
+    : undefined
+}
+const isMemory = (value: unknown): value is WasmMemory =>
+  typeof value === "object" && value !== null && "buffer" in value && value.buffer instanceof ArrayBuffer && "grow" in value &&
+  typeof value.grow === "function"
+
+interface Kernel {
+  readonly memory: WasmMemory
+  readonly dots: (query: number, base: number, count: number, dims: number, out: number) => void
+}
+
+/** Set by bin/engram.mjs when it gives V8 `--liftoff-only` (a flag V8 does not report back). */
+const LIFTOFF_ONLY = Symbol.for("engram.liftoffOnly")
+
+/**
+ * The module compiled once, by V8's optimizing compiler. The node runs
+ * WebAssembly on the baseline compiler only (`--liftoff-only`, for PGlite's
+ * sake: bin/engram.mjs), which runs this loop five times slower (measured:
+ * 7.9 against 1.5 ms for 100,000 vectors of 100 floats); the flags are lifted
+ * for this one synchronous compilation and put back.
+ */
+let compiled: object | null | undefined
+const compile = () => {
+  if (compiled !== undefined) return compiled
+  const wasm = wasmApi()
+  try {
+    if (wasm === undefined || !wasm.validate(MODULE)) return (compiled = null)
+    const baselineOnly = Reflect.get(globalThis, LIFTOFF_ONLY) === true
+    if (baselineOnly) setFlagsFromString("--no-liftoff-only")
+    // Eagerly: a function compiled lazily, at its first call, would get the flags put back by then.
+    setFlagsFromString("--no-liftoff")
+    setFlagsFromString("--no-wasm-lazy-compilation")
+    try {
+      compiled = new wasm.Module(MODULE)
+    } finally {
+      setFlagsFromString("--wasm-lazy-compilation")
+      setFlagsFromString("--liftoff")
+      if (baselineOnly) setFlagsFromString("--liftoff-only")
+    }
+  } catch {
+    compiled = null
+  }
+  return compiled
+}
+
+const instantiate = (): Kernel | undefined => {
+  try {
+    const module = compile()
+    const wasm = wasmApi()
+    if (module === null || wasm === undefined) return undefined
+    const { dots, memory } = new wasm.Instance(module).exports
+    if (!isMemory(memory) || typeof dots !== "function") return undefined
+    return { memory, dots: (q, b, c, d, o) => void Reflect.apply(dots, undefined, [q, b, c, d, o]) }
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether this process scans with SIMD (the module validated and instantiated). */
+export const simd = instantiate() !== undefined
+
+const PAGE = 65536
+
+/**
+ * Vectors of one length in WebAssembly memory (or a plain Float32Array
+ * without SIMD), slot by slot, and the scan of all of them against a query.
+ * Lengths are padded to a multiple of four with zeros.
+ */
+export class VectorStore {
+  private readonly kernel: Kernel | undefined
+  /** Floats per vector, padded. */
+  readonly stride: number
+  private capacity = 0
+  private plain = new Float32Array(0)
+  // In kernel memory: the query at 0, then the vectors (capacity of them), then the scores, so that growing
+  // the memory leaves every vector where it is.
+  private readonly vectorsAt: number
+  private scoresAt = 0
+
+  constructor(readonly dims: number, useSimd = true) {
+    this.kernel = useSimd ? instantiate() : undefined
+    this.stride = Math.ceil(dims / 4) * 4
+    this.vectorsAt = this.stride * 4
+  }
+
+  /** The vectors, for reading and writing (a view: taken again after `ensure`). */
+  get data(): Float32Array {
+    if (this.kernel === undefined) return this.plain
+    return new Float32Array(this.kernel.memory.buffer, this.vectorsAt, this.capacity * this.stride)
+  }
+
+  get slots() {
+    return this.capacity
+  }
+
+  /** Room for `slots` vectors; the vectors kept so far stay. */
+  ensure(slots: number) {
+    if (slots <= this.capacity) return
+    const capacity = Math.max(slots, Math.ceil(this.capacity * 1.5), 256)
+    if (this.kernel === undefined) {
+      const bigger = new Float32Array(capacity * this.stride)
+      bigger.set(this.plain)
+      this.plain = bigger
+      this.capacity = capacity
+      return
+    }
+    const memory = this.kernel.memory
+    const scoresAt = this.vectorsAt + capacity * this.stride * 4
+    const bytes = scoresAt + capacity * 4
+    if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE))
+    // The new vectors' room was the old scores' (or never used): zeros, as the padding must be.
+    new Float32Array(memory.buffer, this.vectorsAt + this.capacity * this.stride * 4, (capacity - this.capacity) * this.stride).fill(0)
+    this.scoresAt = scoresAt
+    this.capacity = capacity
+  }
+
+  /**
+   * The float32 dot product of `query` with the first `count` vectors; the
+   * answer is a view, valid until the next call.
+   */
+  dots(query: Float32Array, count: number): Float32Array {
+    const kernel = this.kernel
+    if (kernel === undefined) {
+      const out = new Float32Array(count)
+      const { plain, stride } = this
+      for (let slot = 0; slot < count; slot++) {
+        let dot = 0
+        for (let d = 0, i = slot * stride; d < query.length; d++, i++) dot += plain[i]! * query[d]!
+        out[slot] = dot
+      }
+      return out
+    }
+    const q = new Float32Array(kernel.memory.buffer, 0, this.stride)
+    q.fill(0)
+    q.set(query)
+    kernel.dots(0, this.vectorsAt, count, this.stride, this.scoresAt)
+    return new Float32Array(kernel.memory.buffer, this.scoresAt, count)
+  }
+}
