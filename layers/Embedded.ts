@@ -11,6 +11,7 @@ import { layerPglite } from "../services/store/Database.ts"
 import { lockDataDir } from "../services/store/DataDirLock.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import * as SnapshotStore from "../services/store/SnapshotStore.ts"
+import * as Maintenance from "../services/store/Maintenance.ts"
 import * as Statistics from "../services/store/Statistics.ts"
 import { installedTemplate } from "../services/InstallCache.ts"
 import { Cache } from "./Cache.ts"
@@ -25,11 +26,14 @@ import { WebhookTransport } from "../services/webhooks/Transport.ts"
 /**
  * The embedded store: a migrated PGlite, in `dataDir` or (`memory://`) in
  * memory, optionally seeded from a dump, whose planner statistics follow its
- * tables as they grow (PGlite has no autovacuum); index snapshots as files
+ * tables as they grow, and which is checkpointed and vacuumed (PGlite runs
+ * no checkpointer and no autovacuum, Maintenance.ts); index snapshots as files
  * in `snapshots`, or in memory beside a store in memory.
  */
 export const pglite = (options: { readonly dataDir: string; readonly loadDataDir?: Blob | undefined; readonly snapshots?: string | undefined }) =>
-  Statistics.layer().pipe(
+  Maintenance.layer.pipe(
+    // What a server's checkpointer and autovacuum would do: PGlite runs neither.
+    Layer.provideMerge(Statistics.layer()),
     Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(layerPglite(options)),
     Layer.merge(options.snapshots === undefined ? SnapshotStore.layerMemory : SnapshotStore.layerFiles(options.snapshots)),

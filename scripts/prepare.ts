@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { compact } from "../services/embedder/Glove.ts"
-import { INSTALL_CACHE, installedGlove, installedTemplate, TEMPLATE_FILE, TEMPLATE_STAMP } from "../services/InstallCache.ts"
+import { INSTALL_CACHE, installedGlove, installedTemplate, TEMPLATE_FILE, TEMPLATE_STAMP, TEMPLATE_WAL_SEGMENT } from "../services/InstallCache.ts"
 import { layerPglite } from "../services/store/Database.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 
@@ -43,7 +43,7 @@ if (installedTemplate(Migrations.MIGRATION_NAMES) === undefined) {
       const dump = await pglite.dumpDataDir("gzip")
       await pglite.close()
       writeFileSync(TEMPLATE_FILE, Buffer.from(await dump.arrayBuffer()))
-      writeFileSync(TEMPLATE_STAMP, JSON.stringify({ migrations: Migrations.MIGRATION_NAMES }))
+      writeFileSync(TEMPLATE_STAMP, JSON.stringify({ migrations: Migrations.MIGRATION_NAMES, walSegmentBytes: TEMPLATE_WAL_SEGMENT }))
     } finally {
       if (existsSync(scratch)) rmSync(scratch, { recursive: true, force: true })
     }

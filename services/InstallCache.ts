@@ -19,12 +19,17 @@ export const installedGlove = () => {
 export const TEMPLATE_FILE = join(INSTALL_CACHE, "pglite-template.tar.gz")
 export const TEMPLATE_STAMP = join(INSTALL_CACHE, "pglite-template.json")
 
+/** The WAL segment size every data directory is made with (services/store/Database.ts); a template of another is not used. */
+export const TEMPLATE_WAL_SEGMENT = 1 << 20
+
 /** The migrated data directory (a gzipped tar), if install made it for exactly these migrations. */
 export const installedTemplate = (migrations: ReadonlyArray<string>) => {
   if (!existsSync(TEMPLATE_FILE) || !existsSync(TEMPLATE_STAMP)) return undefined
   try {
     const stamp: unknown = JSON.parse(readFileSync(TEMPLATE_STAMP, "utf8"))
     const listed = typeof stamp === "object" && stamp !== null && "migrations" in stamp ? stamp.migrations : undefined
+    const segment = typeof stamp === "object" && stamp !== null && "walSegmentBytes" in stamp ? stamp.walSegmentBytes : undefined
+    if (segment !== TEMPLATE_WAL_SEGMENT) return undefined
     if (!Array.isArray(listed) || listed.join("\n") !== migrations.join("\n")) return undefined
     return new Blob([readFileSync(TEMPLATE_FILE)])
   } catch {

@@ -31,6 +31,8 @@ import { decodeRows, Int8 } from "./Columns.ts"
  */
 export class StoreGrowth extends Context.Tag("engram/store/StoreGrowth")<StoreGrowth, {
   readonly wrote: (rows: number) => Effect.Effect<void>
+  /** Milliseconds since rows were last written (what store maintenance waits on). */
+  readonly quietFor: () => number
 }>() {}
 
 /** Rows written before the first early check: a table this small has no plan to get wrong. */
@@ -78,6 +80,7 @@ export const layer = (interval: Duration.DurationInput = Duration.seconds(15)) =
       const wakes = yield* Queue.sliding<void>(1)
       let written = 0
       let writtenAtCheck = 0
+      let lastWriteAt = 0
       const base = Duration.toMillis(interval)
       const loop = Effect.gen(function*() {
         let failures = 0
@@ -104,8 +107,10 @@ export const layer = (interval: Duration.DurationInput = Duration.seconds(15)) =
       })
       yield* loop.pipe(Effect.annotateLogs({ loop: "store-statistics" }), Effect.forkScoped)
       return {
+        quietFor: () => Date.now() - lastWriteAt,
         wrote: (rows: number) =>
           Effect.suspend(() => {
+            lastWriteAt = Date.now()
             written += rows
             return written >= Math.max(FIRST_WAKE_ROWS, 2 * writtenAtCheck) ? Queue.offer(wakes, undefined) : Effect.void
           }).pipe(Effect.asVoid)

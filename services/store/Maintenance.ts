@@ -1,0 +1,86 @@
+/**
+ * What a PostgreSQL server's background processes do, done for the embedded
+ * store. PGlite runs PostgreSQL in single-user mode: no checkpointer (the
+ * write-ahead log grows until a CHECKPOINT, 352 MB for 18 MB of text in
+ * bench:real) and no autovacuum (rows left dead by updates and deletes are
+ * never made reusable, so the files grow under churn). A loop checkpoints
+ * once the log has grown by CHECKPOINT_BYTES since the last checkpoint (or by
+ * a little, when writes have paused), and vacuums a table as autovacuum would:
+ * once its dead rows are 50 plus a fifth of its live ones (read from the
+ * store's statistics, flushed first), when writes have paused for a moment,
+ * or regardless once they are five times that, or while the table is small
+ * (a vacuum of it is quick). A settled write leaves its queued request (the
+ * whole turn) as a dead row: vacuumed this way, the queue's table holds about
+ * what is queued, not every turn ever written.
+ * Each pass is a span; a failure is logged and the loop goes on.
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { decodeRows, Int8 } from "./Columns.ts"
+import { StoreGrowth } from "./Statistics.ts"
+
+/** How often the loop looks. */
+const EVERY = Duration.seconds(5)
+const MB = 1 << 20
+/** Log since the last checkpoint that always brings one. */
+export const CHECKPOINT_BYTES = 16 * MB
+/** Log since the last checkpoint that brings one once writes pause. */
+const QUIET_CHECKPOINT_BYTES = 2 * MB
+/** What "writes have paused" means. */
+const QUIET_MS = 3_000
+
+/** Dead rows that make a table due for a vacuum (autovacuum's defaults). */
+export const vacuumDue = (table: { readonly live: number; readonly dead: number }) => table.dead >= 50 + 0.2 * table.live
+/** Due this many times over, a table is vacuumed even while writes go on ... */
+const FORCED = 5
+/** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
+const SMALL_BYTES = 32 * MB
+
+const decodeWal = decodeRows(Schema.Struct({ current: Int8, redo: Int8 }))
+const decodeTables = decodeRows(Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, bytes: Int8 }))
+
+/** The log's position now and at the last checkpoint's redo point, in bytes. */
+const walPositions = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql`SELECT pg_current_wal_lsn() - '0/0'::pg_lsn AS current,
+    (SELECT redo_lsn FROM pg_control_checkpoint()) - '0/0'::pg_lsn AS redo`.pipe(Effect.flatMap(decodeWal))
+  return rows[0] ?? { current: 0, redo: 0 }
+})
+
+export const layer = Layer.scopedDiscard(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const growth = yield* StoreGrowth
+
+  const pass = Effect.gen(function*() {
+    const quiet = growth.quietFor() >= QUIET_MS
+    // Single-user PostgreSQL reports its table statistics only when asked to: flushed by the next statement.
+    yield* sql`SELECT pg_stat_force_next_flush()`
+    const tables = yield* sql`SELECT relname AS name, n_live_tup AS live, n_dead_tup AS dead, pg_relation_size(relid) AS bytes
+      FROM pg_stat_user_tables WHERE schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
+    const vacuumed = tables.filter((t) =>
+      vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * (50 + 0.2 * t.live))
+    ).map((t) => t.name)
+    for (const name of vacuumed) yield* sql`VACUUM ${sql(name)}`
+    const wal = yield* walPositions
+    const sinceCheckpoint = wal.current - wal.redo
+    // A vacuum's own log goes with the checkpoint after it.
+    const checkpointed = vacuumed.length > 0 || sinceCheckpoint >= CHECKPOINT_BYTES || (quiet && sinceCheckpoint >= QUIET_CHECKPOINT_BYTES)
+    if (checkpointed) yield* sql`CHECKPOINT`
+    yield* Effect.annotateCurrentSpan({ wal_since_checkpoint: sinceCheckpoint, vacuumed: vacuumed.join(","), checkpointed })
+  }).pipe(Effect.withSpan("Store.maintain"))
+
+  const loop = Effect.gen(function*() {
+    let failures = 0
+    while (true) {
+      const exit = yield* Effect.exit(pass)
+      if (Exit.isFailure(exit)) {
+        if (Cause.isInterruptedOnly(exit.cause)) return
+        failures++
+        yield* Effect.logWarning(`embedded store maintenance failed (${failures} in a row); trying again`, exit.cause)
+      } else failures = 0
+      // Backed off while it fails, at most 5 minutes apart.
+      yield* Effect.sleep(Duration.millis(Math.min(300_000, Duration.toMillis(EVERY) * 2 ** Math.min(failures, 6))))
+    }
+  })
+  yield* loop.pipe(Effect.annotateLogs({ loop: "store-maintenance" }), Effect.forkScoped)
+}))
