@@ -28,6 +28,18 @@ export interface EmbedderShape {
 
 export class Embedder extends Context.Tag("engram/embedder/Embedder")<Embedder, EmbedderShape>() {}
 
+/**
+ * The vectors a write stores beside its texts (same order): none from an
+ * embedder that makes vectors from words alone (`wordPart`), whose vectors
+ * the space's index makes again from the words it keeps (400 bytes a memory
+ * on disk and the embedding's time saved); the embedder's own otherwise.
+ */
+export const vectorsToStore = (
+  embedder: EmbedderShape,
+  texts: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<Float32Array | null>, EmbedderError> =>
+  embedder.wordPart !== undefined || texts.length === 0 ? Effect.succeed(texts.map(() => null)) : embedder.embed(texts)
+
 export const normalize = (vector: Float32Array) => {
   let norm = 0
   for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!

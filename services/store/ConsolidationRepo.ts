@@ -142,9 +142,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             metadata jsonb, tags text[], user_id text, agent_id text, event_time float8, occurred_start float8,
             occurred_end float8, source_ids text[], position integer, embedding text, embedder text)
           ORDER BY m.position`
-        yield* sql`INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
-          SELECT ${space.orgId}, ${space.spaceId}, id, 'created', NULL, ${now}::timestamptz
-          FROM unnest(${syntheses.map((s) => s.id)}::text[]) AS id`
+        // No 'created' row in the history: a memory's creation is its created_at (MemoryRows.withCreation).
         return syntheses.map((s, i) => insertedSynthesis(space, s, firstPosition + i, now))
       })
 
@@ -162,7 +160,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             id: before.id,
             previous: { text: before.text, context: before.context, metadata: before.metadata, tags: before.tags, state: before.state }
           })))}::jsonb) AS v(id text, previous jsonb)`
-        yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, entities = v.entities,
+        yield* sql`UPDATE memories m SET text = v.text, source_text = v.text, source_diff = NULL, entities = v.entities,
             metadata = v.metadata, tags = v.tags, event_time = to_timestamp(v.event_time / 1000),
             occurred_start = to_timestamp(v.occurred_start / 1000), occurred_end = to_timestamp(v.occurred_end / 1000),
             source_ids = v.source_ids, embedding = decode(v.embedding, 'base64'), embedder = v.embedder,

@@ -1,11 +1,13 @@
 /**
  * The entity graph's bookkeeping, kept in step with the memories it counts:
- * entities (one per canonical name), mentions (entity x memory) and
- * co-occurrence edges (a pair of entities, weighted by the memories naming
- * both). Only raw memories count (facts, experiences and document chunks as
- * written); notes and summaries restate them and would count them twice.
- * These statements run inside the transaction that writes or deletes the
- * memories, so the graph never disagrees with the store.
+ * entities (one per canonical name) and co-occurrence edges (a pair of
+ * entities, weighted by the memories naming both). Which memories mention an
+ * entity is the memories' own `entity_keys` (the canonical keys of a raw
+ * memory's entities, under a GIN index): a table of mentions cost a third of
+ * a space's disk. Only raw memories count (facts, experiences and document
+ * chunks as written); notes and summaries restate them and would count them
+ * twice. These statements run inside the transaction that writes or deletes
+ * the memories, so the graph never disagrees with the store.
  */
 import type { SqlClient } from "@effect/sql"
 import { createHash } from "node:crypto"
@@ -28,20 +30,29 @@ export interface Mentioning {
   readonly at: Date
 }
 
+/** A raw memory deleted: the canonical keys of the entities it named (its `entity_keys`). */
+export interface Unmentioning {
+  readonly id: string
+  readonly keys: ReadonlyArray<string>
+}
+
 /** An entity's id: derived from its canonical key, so the same name is the same id in every rebuild. */
 export const entityId = (key: string) => `ent_${createHash("sha256").update(key).digest("hex").slice(0, 20)}`
 
 /** The distinct entities of a memory, by id (the first spelling of each key wins). */
 export const canonicalEntities = (entities: ReadonlyArray<NamedEntity>) => {
-  const byId = new Map<string, { readonly id: string; readonly name: string; readonly kind: string }>()
+  const byId = new Map<string, { readonly id: string; readonly key: string; readonly name: string; readonly kind: string }>()
   for (const entity of entities) {
     const key = entityKey(entity.name)
     if (key.length < 2) continue
     const id = entityId(key)
-    if (!byId.has(id)) byId.set(id, { id, name: entity.name, kind: entity.kind })
+    if (!byId.has(id)) byId.set(id, { id, key, name: entity.name, kind: entity.kind })
   }
   return [...byId.values()]
 }
+
+/** A raw memory's `entity_keys`: the canonical keys of its entities, each once. */
+export const entityKeys = (entities: ReadonlyArray<NamedEntity>) => canonicalEntities(entities).map((e) => e.key)
 
 /** Each unordered pair of `ids` once, the smaller id first. */
 const pairsOf = (ids: ReadonlyArray<string>) => {
@@ -53,11 +64,10 @@ const pairsOf = (ids: ReadonlyArray<string>) => {
   return pairs
 }
 
-const decodeGone = decodeRows(Schema.Struct({ entity_id: Schema.String, memory_id: Schema.String }))
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 
 export const makeEntityStatements = (sql: SqlClient.SqlClient) => {
-  /** Counts the entities of newly stored raw memories: mentions, entity counts and times, edges. One statement. */
+  /** Counts the entities of newly stored raw memories (already written with their `entity_keys`): entity counts and times, edges. One statement. */
   const record = (space: SpaceRef, memories: ReadonlyArray<Mentioning>) =>
     Effect.gen(function*() {
       const mentions: Array<{ entity_id: string; name: string; kind: string; memory_id: string; at: number }> = []
@@ -79,10 +89,6 @@ export const makeEntityStatements = (sql: SqlClient.SqlClient) => {
       yield* sql`WITH m AS (
           SELECT * FROM jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb)
             AS v(entity_id text, name text, kind text, memory_id text, at float8)
-        ), mentioned AS (
-          INSERT INTO entity_mentions (org_id, space_id, entity_id, memory_id, mentioned_at)
-          SELECT ${space.orgId}::text, ${space.spaceId}::text, entity_id, memory_id, to_timestamp(at / 1000) FROM m
-          ON CONFLICT DO NOTHING
         ), counted AS (
           INSERT INTO entities (org_id, space_id, entity_id, name, kind, mention_count, first_seen, last_seen)
           SELECT ${space.orgId}::text, ${space.spaceId}::text, entity_id, (array_agg(name ORDER BY at))[1],
@@ -106,59 +112,55 @@ export const makeEntityStatements = (sql: SqlClient.SqlClient) => {
     }).pipe(Effect.withSpan("EntityRows.record", { attributes: { memories: memories.length } }))
 
   /**
-   * Uncounts deleted memories: their mentions go, counts and edge weights
-   * fall, entities and edges at zero go, and first/last seen and
-   * last_co_occurred are read again from what remains.
+   * Uncounts deleted memories (gone from the store by now): counts and edge
+   * weights fall, entities and edges at zero go, and first/last seen and
+   * last_co_occurred are read again from the memories that remain.
    */
-  const forget = (space: SpaceRef, memoryIds: ReadonlyArray<string>) =>
+  const forget = (space: SpaceRef, gone: ReadonlyArray<Unmentioning>) =>
     Effect.gen(function*() {
-      if (memoryIds.length === 0) return
-      const gone = yield* sql`DELETE FROM entity_mentions
-        WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND memory_id = ANY(${memoryIds as Array<string>})
-        RETURNING entity_id, memory_id`.pipe(Effect.flatMap(decodeGone))
-      if (gone.length === 0) return
-      const counts = new Map<string, number>()
-      const byMemory = new Map<string, Array<string>>()
-      for (const row of gone) {
-        counts.set(row.entity_id, (counts.get(row.entity_id) ?? 0) + 1)
-        const ids = byMemory.get(row.memory_id) ?? []
-        ids.push(row.entity_id)
-        byMemory.set(row.memory_id, ids)
-      }
-      const pairs = new Map<string, { source: string; target: string; n: number }>()
-      for (const ids of byMemory.values()) {
-        for (const [source, target] of pairsOf(ids)) {
-          const key = `${source}|${target}`
-          const pair = pairs.get(key)
+      const counts = new Map<string, { key: string; n: number }>()
+      const pairs = new Map<string, { source: string; target: string; source_key: string; target_key: string; n: number }>()
+      for (const memory of gone) {
+        const named = [...new Set(memory.keys)].filter((key) => key.length >= 2).map((key) => ({ key, id: entityId(key) }))
+        for (const { id, key } of named) {
+          const count = counts.get(id)
+          if (count) count.n++
+          else counts.set(id, { key, n: 1 })
+        }
+        const byId = new Map(named.map((e) => [e.id, e.key]))
+        for (const [source, target] of pairsOf([...byId.keys()])) {
+          const pairKey = `${source}|${target}`
+          const pair = pairs.get(pairKey)
           if (pair) pair.n++
-          else pairs.set(key, { source, target, n: 1 })
+          else pairs.set(pairKey, { source, target, source_key: byId.get(source)!, target_key: byId.get(target)!, n: 1 })
         }
       }
+      if (counts.size === 0) return
       const entityIds = [...counts.keys()]
       yield* sql`UPDATE entities e SET mention_count = e.mention_count - d.n,
-          first_seen = coalesce((SELECT min(mentioned_at) FROM entity_mentions x
-            WHERE x.org_id = e.org_id AND x.space_id = e.space_id AND x.entity_id = e.entity_id), e.first_seen),
-          last_seen = coalesce((SELECT max(mentioned_at) FROM entity_mentions x
-            WHERE x.org_id = e.org_id AND x.space_id = e.space_id AND x.entity_id = e.entity_id), e.last_seen)
-        FROM jsonb_to_recordset(${JSON.stringify(entityIds.map((id) => ({ id, n: counts.get(id) })))}::jsonb)
-          AS d(id text, n integer)
+          first_seen = coalesce((SELECT min(m.event_time) FROM memories m
+            WHERE m.org_id = e.org_id AND m.space_id = e.space_id AND m.entity_keys @> ARRAY[d.key]), e.first_seen),
+          last_seen = coalesce((SELECT max(m.event_time) FROM memories m
+            WHERE m.org_id = e.org_id AND m.space_id = e.space_id AND m.entity_keys @> ARRAY[d.key]), e.last_seen)
+        FROM jsonb_to_recordset(${JSON.stringify(entityIds.map((id) => ({ id, key: counts.get(id)!.key, n: counts.get(id)!.n })))}::jsonb)
+          AS d(id text, key text, n integer)
         WHERE e.org_id = ${space.orgId} AND e.space_id = ${space.spaceId} AND e.entity_id = d.id`
       yield* sql`DELETE FROM entities WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
         AND entity_id = ANY(${entityIds}) AND mention_count <= 0`
       if (pairs.size === 0) return
       yield* sql`UPDATE entity_edges g SET weight = g.weight - d.n,
-          last_co_occurred = (SELECT max(a.mentioned_at) FROM entity_mentions a
-            JOIN entity_mentions b ON b.org_id = a.org_id AND b.space_id = a.space_id AND b.memory_id = a.memory_id
-            WHERE a.org_id = g.org_id AND a.space_id = g.space_id AND a.entity_id = g.source AND b.entity_id = g.target)
-        FROM jsonb_to_recordset(${JSON.stringify([...pairs.values()])}::jsonb) AS d(source text, target text, n integer)
+          last_co_occurred = (SELECT max(m.event_time) FROM memories m
+            WHERE m.org_id = g.org_id AND m.space_id = g.space_id AND m.entity_keys @> ARRAY[d.source_key, d.target_key])
+        FROM jsonb_to_recordset(${JSON.stringify([...pairs.values()])}::jsonb)
+          AS d(source text, target text, source_key text, target_key text, n integer)
         WHERE g.org_id = ${space.orgId} AND g.space_id = ${space.spaceId} AND g.source = d.source AND g.target = d.target`
       yield* sql`DELETE FROM entity_edges WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
         AND weight <= 0 AND source = ANY(${entityIds})`
-    }).pipe(Effect.withSpan("EntityRows.forget", { attributes: { memories: memoryIds.length } }))
+    }).pipe(Effect.withSpan("EntityRows.forget", { attributes: { memories: gone.length } }))
 
-  /** How many mentions a space has: for tests and checks of the bookkeeping. */
+  /** How many mentions a space has (memories x entities they name): for tests and checks of the bookkeeping. */
   const mentionCount = (space: SpaceRef) =>
-    sql`SELECT count(*) AS n FROM entity_mentions WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}`.pipe(
+    sql`SELECT coalesce(sum(cardinality(entity_keys)), 0) AS n FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}`.pipe(
       Effect.flatMap(decodeCount),
       Effect.map((rows) => rows[0]?.n ?? 0)
     )

@@ -10,7 +10,7 @@ import { Effect, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { DocumentLine, type HistoryEntry, type MemoryLine, type ModelLine, SettingsLine, type UserProfileLine } from "../../src/domain/ExportFormat.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { HistoryRow, INDEX_COLUMNS, IndexedMemoryFromRow } from "./MemoryRows.ts"
+import { HistoryRow, INDEX_COLUMNS, IndexedMemoryFromRow, withCreation } from "./MemoryRows.ts"
 import { ModelRow } from "./ModelRepo.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
@@ -104,9 +104,10 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("engram/store/Expor
           superseded_by: m.supersededBy,
           created_at: m.createdAt,
           updated_at: m.updatedAt,
-          embedding_model: m.embedding === null ? null : m.embedder,
+          // A vector the embedder makes from words is not stored, yet the model is named (the export fills the vector in).
+          embedding_model: m.embedder,
           embedding: m.embedding === null ? null : Buffer.from(m.embedding).toString("base64"),
-          history: (byMemory.get(m.id) ?? []).map((h): HistoryEntry => ({
+          history: withCreation(byMemory.get(m.id) ?? [], m.createdAt).map((h): HistoryEntry => ({
             change: h.change,
             previous: h.previous,
             changed_at: h.changed_at

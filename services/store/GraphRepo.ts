@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import type { EntityDetail, EntityItem, Graph } from "../../src/domain/Documents.ts"
+import { entityKey } from "../../src/ingestion/Entities.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
@@ -72,10 +73,10 @@ export class GraphRepo extends Effect.Service<GraphRepo>()("engram/store/GraphRe
           )
           const row = rows[0]
           if (row === undefined) return Option.none<EntityDetail>()
-          const observations = yield* sql`SELECT m.text, x.mentioned_at FROM entity_mentions x
-            JOIN memories m ON m.org_id = x.org_id AND m.space_id = x.space_id AND m.id = x.memory_id
-            WHERE x.org_id = ${space.orgId} AND x.space_id = ${space.spaceId} AND x.entity_id = ${entityId}
-            ORDER BY x.mentioned_at DESC, x.memory_id LIMIT ${OBSERVATIONS}`.pipe(Effect.flatMap(decodeObservations))
+          // The memories naming it carry its key (the key of every spelling of its name, the first one's included).
+          const observations = yield* sql`SELECT text, event_time AS mentioned_at FROM memories
+            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND entity_keys @> ARRAY[${entityKey(row.name)}]
+            ORDER BY event_time DESC, id LIMIT ${OBSERVATIONS}`.pipe(Effect.flatMap(decodeObservations))
           return Option.some({
             ...toItem(row),
             observations: observations.map((o) => ({ text: o.text, mentioned_at: o.mentioned_at.toISOString() }))

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { DocumentLine, MemoryLine, ModelLine, SettingsLine } from "../../src/domain/ExportFormat.ts"
-import { makeEntityStatements } from "./EntityRows.ts"
+import { entityKeys, makeEntityStatements } from "./EntityRows.ts"
 
 const encodeDocument = Schema.encodeSync(DocumentLine)
 const encodeMemory = Schema.encodeSync(MemoryLine)
@@ -36,15 +36,19 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("engram/store/Impor
           if (lines.length === 0) return
           const encoded = lines.map((line) => encodeMemory(line))
           yield* sql`INSERT INTO memories (id, org_id, space_id, document_id, text, source_text, context, type, state,
-              entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end,
+              entities, entity_keys, metadata, tags, user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end,
               source_ids, position, embedding, embedder, consolidated_at, superseded_by, created_at, updated_at)
             SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.context,
-              m.type, m.state, m.entities, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
+              m.type, m.state, m.entities, m.entity_keys, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
               m.event_time, m.occurred_start, m.occurred_end, m.source_ids, m.position, decode(m.embedding, 'base64'),
               m.embedding_model, m.consolidated_at, m.superseded_by, m.created_at, m.updated_at
-            FROM jsonb_to_recordset(${JSON.stringify(encoded.map(({ history: _, ...memory }) => memory))}::jsonb)
+            FROM jsonb_to_recordset(${JSON.stringify(encoded.map(({ history: _, ...memory }) => ({
+              ...memory,
+              // A raw memory (no sources) is counted in the graph by these; a synthesis is not.
+              entity_keys: memory.source_ids.length === 0 ? entityKeys(memory.entities) : []
+            })))}::jsonb)
               AS m(id text, document_id text, text text, source_text text, context text, type text, state text,
-                entities jsonb, metadata jsonb, tags text[], user_id text, agent_id text, session_id text, member_id text,
+                entities jsonb, entity_keys text[], metadata jsonb, tags text[], user_id text, agent_id text, session_id text, member_id text,
                 event_time timestamptz, occurred_start timestamptz, occurred_end timestamptz, source_ids text[],
                 position integer, embedding text, embedding_model text, consolidated_at timestamptz, superseded_by text,
                 created_at timestamptz, updated_at timestamptz)`

@@ -315,11 +315,13 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
       settle: (outcomes: ReadonlyArray<ItemOutcome>, now: Date) =>
         Effect.gen(function*() {
           if (outcomes.length === 0) return []
+          // A settled write's request (its whole content) is no longer needed: only a document's stays, for its job's view.
           const settled = yield* sql`UPDATE ingest_items i
-            SET status = v.status, memory_ids = coalesce(v.memory_ids, '{}'), error = v.error
+            SET status = v.status, memory_ids = coalesce(v.memory_ids, '{}'), error = v.error,
+              request = CASE WHEN j.kind = 'document' THEN i.request ELSE '{}'::jsonb END
             FROM jsonb_to_recordset(${JSON.stringify(outcomes.map(outcomeRecord))}::jsonb)
-              AS v(job_id text, position integer, status text, memory_ids text[], error text)
-            WHERE i.job_id = v.job_id AND i.position = v.position AND i.status = 'queued'
+              AS v(job_id text, position integer, status text, memory_ids text[], error text), ingest_jobs j
+            WHERE i.job_id = v.job_id AND i.position = v.position AND i.status = 'queued' AND j.job_id = i.job_id
             RETURNING i.job_id, i.position`.pipe(Effect.flatMap(decodeSettled))
           const jobIds = [...new Set(settled.map((row) => row.job_id))]
           if (jobIds.length > 0) yield* sql`UPDATE ingest_jobs SET updated_at = ${now} WHERE job_id = ANY(${jobIds})`

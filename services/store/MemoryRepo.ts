@@ -8,7 +8,7 @@ import { Effect, Option, Schema } from "effect"
 import { MemoryId, type SpaceRef } from "../../src/domain/Ids.ts"
 import { type MemoryListQuery, type MemoryState, Metadata } from "../../src/domain/Memories.ts"
 import type { IndexedMemory, Memory } from "../../src/domain/Memory.ts"
-import { decodeRows, decodeRowsInChunks, Int8 } from "./Columns.ts"
+import { decodeRows, decodeRowsInChunks, Int8, Timestamptz } from "./Columns.ts"
 import {
   factsBehindSyntheses,
   type DocumentWrite,
@@ -20,6 +20,7 @@ import {
   LIST_COLUMNS,
   MemoryFromRow,
   memoryRecord,
+  withCreation,
   vectorToBytes
 } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
@@ -43,15 +44,19 @@ const decodeTexts = decodeRows(Schema.Struct({
   id: Schema.String,
   text: Schema.String,
   source_text: Schema.String,
+  source_diff: Schema.NullOr(Schema.String),
   context: Schema.String,
   metadata: Metadata,
   cursor_at: Schema.String
 }))
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
-const decodeIds = decodeRows(Schema.Struct({ id: MemoryId }))
+const decodeCreated = decodeRows(Schema.Struct({ created_at: Timestamptz }))
 /** insertDocuments' one row per stored memory's id (or one empty row), each carrying the replaced ids. */
-const decodeInserted = decodeRows(Schema.Struct({ replaced_ids: Schema.Array(MemoryId), id: Schema.NullOr(Schema.String) }))
+const Gone = Schema.Struct({ id: MemoryId, keys: Schema.Array(Schema.String) })
+const decodeInserted = decodeRows(Schema.Struct({ replaced: Schema.Array(Gone), id: Schema.NullOr(Schema.String) }))
+/** Deleted memories: their ids and the entity keys they uncount from the graph. */
+const decodeGone = decodeRows(Schema.Struct({ id: MemoryId, entity_keys: Schema.Array(Schema.String) }))
 
 /** Where a page of a space's memories ends: the last one's creation time as the store writes it, and its id. */
 export interface PageCursor {
@@ -66,7 +71,7 @@ export interface MemoryChange {
   readonly metadata: Record<string, unknown>
   readonly tags: ReadonlyArray<string>
   readonly state: MemoryState
-  readonly embedding: { readonly vector: Float32Array; readonly embedder: string } | null
+  readonly embedding: { readonly vector: Float32Array | null; readonly embedder: string } | null
 }
 
 export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/MemoryRepo", {
@@ -112,7 +117,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
               SELECT found.org_id, found.space_id, found.id FROM unnest(${[...last.keys()]}::text[]) AS d(document_id)
               CROSS JOIN LATERAL (SELECT org_id, space_id, id FROM memories WHERE org_id = ${space.orgId}
                 AND space_id = ${space.spaceId} AND document_id = d.document_id OFFSET 0) AS found
-            ) r WHERE m.org_id = r.org_id AND m.space_id = r.space_id AND m.id = r.id RETURNING m.id
+            ) r WHERE m.org_id = r.org_id AND m.space_id = r.space_id AND m.id = r.id RETURNING m.id, m.entity_keys
           ), documents_written AS (
             INSERT INTO documents (org_id, space_id, document_id, source, text_length, tags, filename, created_at, updated_at)
             SELECT ${space.orgId}::text, ${space.spaceId}::text, d.document_id, d.source, d.text_length, d.tags, d.filename,
@@ -124,35 +129,33 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
               source = EXCLUDED.source, filename = EXCLUDED.filename
             RETURNING 1
           ), inserted AS (
-            INSERT INTO memories (id, org_id, space_id, document_id, text, source_text,
-              context, type, entities, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
+            INSERT INTO memories (id, org_id, space_id, document_id, text, source_text, source_diff,
+              context, type, entities, entity_keys, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
               occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
-            SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.context, m.type,
-              m.entities, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
+            SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.source_diff,
+              m.context, m.type, m.entities, m.entity_keys, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
               to_timestamp(m.event_time / 1000), to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000),
               m.position, decode(m.embedding, 'base64'), m.embedder,
               ${now}::timestamptz, ${now}::timestamptz
             FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
-              source_text text, context text, type text, entities jsonb, metadata jsonb, tags text[], user_id text,
+              source_text text, source_diff text, context text, type text, entities jsonb, entity_keys text[], metadata jsonb, tags text[], user_id text,
               agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
               occurred_end float8, position integer, embedding text, embedder text)
             ORDER BY m.position
             RETURNING id, org_id, space_id, position
-          ), history AS (
-            INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
-            SELECT org_id, space_id, id, 'created', NULL, ${now}::timestamptz FROM inserted ORDER BY position
           )
-          SELECT r.replaced_ids, (SELECT count(*) FROM documents_written) AS documents, i.id
-          FROM (SELECT coalesce(array_agg(id), '{}') AS replaced_ids FROM replaced) r
+          SELECT r.replaced, (SELECT count(*) FROM documents_written) AS documents, i.id
+          FROM (SELECT coalesce(json_agg(json_build_object('id', id, 'keys', entity_keys)), '[]') AS replaced FROM replaced) r
           LEFT JOIN inserted i ON true`
         const heads = yield* decodeInserted(rows)
-        const replacedIds = heads[0]?.replaced_ids ?? []
+        const replaced = heads[0]?.replaced ?? []
+        const replacedIds = replaced.map((r) => r.id)
         const insertedIds = new Set(heads.flatMap((head) => (head.id === null ? [] : [head.id])))
         if (insertedIds.size !== stored.length || stored.some((m) => !insertedIds.has(m.id))) {
           return yield* Effect.dieMessage(`the store inserted ${insertedIds.size} of ${stored.length} memories in one statement`)
         }
         // The graph follows in the same transaction: the replaced memories' entities uncounted, the new ones counted.
-        yield* graph.forget(space, replacedIds)
+        yield* graph.forget(space, replaced)
         yield* graph.record(space, stored.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
         yield* growth.wrote(stored.length)
         return { memories: stored, replaced: replacedIds }
@@ -193,7 +196,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       /** One page of a space's texts and metadata, in the order `loadPage` reads: for an index woken without them. */
       textPage: (space: SpaceRef, after: PageCursor | null, limit: number) =>
         Effect.gen(function*() {
-          const rows = yield* sql`SELECT id, text, source_text, context, metadata, created_at::text AS cursor_at FROM memories
+          const rows = yield* sql`SELECT id, text, source_text, source_diff, context, metadata, created_at::text AS cursor_at FROM memories
             WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
             AND ${after === null ? sql`true` : sql`(created_at, id) > (${after.at}::timestamptz, ${after.id})`}
             ORDER BY created_at, id LIMIT ${limit}`
@@ -265,9 +268,11 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       update: (memory: Memory, change: MemoryChange, kind: "edited" | "retired" | "restored", now: Date) =>
         Effect.gen(function*() {
           const previous = { text: memory.text, context: memory.context, metadata: memory.metadata, tags: memory.tags, state: memory.state }
-          const vector = change.embedding === null ? null : vectorToBytes(change.embedding.vector)
+          const vector = change.embedding?.vector == null ? null : vectorToBytes(change.embedding.vector)
           const embedder = change.embedding?.embedder ?? null
-          const rows = yield* sql`UPDATE memories SET text = ${change.text}, context = ${change.context},
+          // The source is written whole again: edits stored against the old text would not make it from a new one.
+          const rows = yield* sql`UPDATE memories SET text = ${change.text}, source_text = ${memory.sourceText}, source_diff = NULL,
+              context = ${change.context},
               metadata = ${JSON.stringify(change.metadata)}::jsonb, tags = ${change.tags as Array<string>},
               state = ${change.state}, updated_at = ${now},
               embedding = CASE WHEN ${change.text} = text THEN embedding ELSE ${vector} END,
@@ -282,10 +287,10 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
 
       /** Deletes one memory (and its place in the graph); answers whether it existed. Run it inside a transaction. */
       delete: (space: SpaceRef, id: string) =>
-        sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id} RETURNING id`
+        sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id} RETURNING id, entity_keys`
           .pipe(
-            Effect.flatMap(decodeIds),
-            Effect.tap((rows) => graph.forget(space, rows.map((r) => r.id))),
+            Effect.flatMap(decodeGone),
+            Effect.tap((rows) => graph.forget(space, rows.map((r) => ({ id: r.id, keys: r.entity_keys })))),
             Effect.map((rows) => rows.length > 0)
           ),
 
@@ -297,26 +302,29 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       deleteDocument: (space: SpaceRef, documentId: string) =>
         Effect.gen(function*() {
           const memories = yield* sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
-            AND document_id = ${documentId} RETURNING id`.pipe(Effect.flatMap(decodeIds))
+            AND document_id = ${documentId} RETURNING id, entity_keys`.pipe(Effect.flatMap(decodeGone))
           const documents = yield* sql`DELETE FROM documents WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
             AND document_id = ${documentId} RETURNING document_id`
-          yield* graph.forget(space, memories.map((r) => r.id))
+          yield* graph.forget(space, memories.map((r) => ({ id: r.id, keys: r.entity_keys })))
           return documents.length === 0 ? Option.none<ReadonlyArray<MemoryId>>() : Option.some(memories.map((r) => r.id))
         }),
 
+      /** Newest first, ending with its creation; none when the memory does not exist. */
       history: (space: SpaceRef, id: string) =>
-        sql`SELECT change, previous, changed_at FROM memory_history
-          WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND memory_id = ${id} ORDER BY id DESC`.pipe(
-          Effect.flatMap(decodeHistory),
-          Effect.map((rows) =>
-            rows.map((r) => ({
-              change: r.change,
-              changed_at: r.changed_at.toISOString(),
-              previous: r.previous === null ? null : { ...r.previous, tags: [...r.previous.tags] }
-            }))
-          ),
-          storeFailure
-        ),
+        Effect.gen(function*() {
+          const created = yield* sql`SELECT created_at FROM memories
+            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id}`.pipe(Effect.flatMap(decodeCreated))
+          const rows = yield* sql`SELECT change, previous, changed_at FROM memory_history
+            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND memory_id = ${id} ORDER BY id`.pipe(
+            Effect.flatMap(decodeHistory)
+          )
+          const at = created[0]?.created_at
+          return [...(at === undefined ? rows : withCreation(rows, at))].reverse().map((r) => ({
+            change: r.change,
+            changed_at: r.changed_at.toISOString(),
+            previous: r.previous === null ? null : { ...r.previous, tags: [...r.previous.tags] }
+          }))
+        }).pipe(storeFailure),
 
       /** Memories whose vector is missing or was made by another embedder. */
       staleEmbeddings: (space: SpaceRef, embedder: string) =>

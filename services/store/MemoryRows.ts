@@ -8,6 +8,8 @@ import { MemoryId, type OrgId, type SpaceId, type SpaceRef } from "../../src/dom
 import { MemoryState, MemoryType, Metadata } from "../../src/domain/Memories.ts"
 import { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { Bytea, Int8, Timestamptz } from "./Columns.ts"
+import { entityKeys } from "./EntityRows.ts"
+import { applySourceDiff, sourceDiff } from "./SourceDiff.ts"
 
 const MemoryColumns = Schema.Struct({
   id: Schema.String,
@@ -16,6 +18,7 @@ const MemoryColumns = Schema.Struct({
   document_id: Schema.String,
   text: Schema.String,
   source_text: Schema.String,
+  source_diff: Schema.NullOr(Schema.String),
   context: Schema.String,
   type: MemoryType,
   state: MemoryState,
@@ -43,7 +46,7 @@ const toMemory = (row: typeof MemoryColumns.Type): typeof Memory.Encoded => ({
   spaceId: row.space_id,
   documentId: row.document_id,
   text: row.text,
-  sourceText: row.source_text,
+  sourceText: row.source_diff === null ? row.source_text : applySourceDiff(row.text, row.source_diff),
   context: row.context,
   type: row.type,
   state: row.state,
@@ -72,6 +75,7 @@ const fromMemory = (memory: typeof Memory.Encoded): typeof MemoryColumns.Type =>
   document_id: memory.documentId,
   text: memory.text,
   source_text: memory.sourceText,
+  source_diff: null,
   context: memory.context,
   type: memory.type,
   state: memory.state,
@@ -109,7 +113,7 @@ export const IndexedMemoryFromRow = Schema.transform(IndexedColumns, IndexedMemo
   encode: (memory) => ({ ...fromMemory(memory), embedding: memory.embedding, embedder: memory.embedder })
 })
 
-export const LIST_COLUMNS = `id, org_id, space_id, document_id, text, source_text, context, type, state, entities, metadata,
+export const LIST_COLUMNS = `id, org_id, space_id, document_id, text, source_text, source_diff, context, type, state, entities, metadata,
   tags, user_id, agent_id, session_id, member_id, event_time, occurred_start, occurred_end, source_ids, position,
   consolidated_at, superseded_by, created_at, updated_at`
 export const INDEX_COLUMNS = `${LIST_COLUMNS}, embedding, embedder`
@@ -128,6 +132,18 @@ export const HistoryRow = Schema.Struct({
   previous: Schema.NullOr(PreviousVersion),
   changed_at: Timestamptz
 })
+
+/**
+ * A memory's history (oldest first) with its creation first. The store keeps
+ * no row for a creation (it is the memory's created_at: a row per memory for
+ * it was a tenth of a space's disk); memories stored before that, or
+ * imported with their history, keep the row they have.
+ */
+export const withCreation = <H extends { readonly change: string }>(
+  history: ReadonlyArray<H>,
+  createdAt: Date
+): ReadonlyArray<H | { readonly change: "created"; readonly previous: null; readonly changed_at: Date }> =>
+  history.some((h) => h.change === "created") ? history : [{ change: "created", previous: null, changed_at: createdAt }, ...history]
 
 /** A memory to insert, made by a write before its transaction. */
 export interface NewMemory {
@@ -172,14 +188,20 @@ export const bytesToVector = (bytes: Uint8Array) => {
 }
 
 /** A memory as one record of a multi-row insert: times in epoch milliseconds, the vector in base64. */
-export const memoryRecord = (documentId: string, position: number, m: NewMemory) => ({
+export const memoryRecord = (documentId: string, position: number, m: NewMemory) => {
+  const diff = sourceDiff(m.text, m.sourceText)
+  return {
   id: m.id,
   document_id: documentId,
   text: m.text,
-  source_text: m.sourceText,
+  // The source as the few edits that make it from the text, when that is shorter (SourceDiff.ts).
+  source_text: diff === null ? m.sourceText : "",
+  source_diff: diff,
   context: m.context,
   type: m.type,
   entities: m.entities,
+  // A written memory is raw (no sources): the graph counts it by these.
+  entity_keys: entityKeys(m.entities),
   metadata: m.metadata,
   tags: m.tags,
   user_id: m.userId,
@@ -192,7 +214,8 @@ export const memoryRecord = (documentId: string, position: number, m: NewMemory)
   position,
   embedding: m.embedding ? vectorToBytes(m.embedding).toString("base64") : null,
   embedder: m.embedder
-})
+  }
+}
 
 export const newMemoryId = (random: string) => MemoryId.make(`mem_${random}`)
 

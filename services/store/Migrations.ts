@@ -16,6 +16,7 @@ import m0012 from "./migrations/0012_control_plane.ts"
 import m0013 from "./migrations/0013_portability.ts"
 import m0014 from "./migrations/0014_oauth.ts"
 import m0015 from "./migrations/0015_index_snapshots.ts"
+import m0016 from "./migrations/0016_compact_storage.ts"
 
 const run = Migrator.make({})
 
@@ -35,7 +36,8 @@ const MIGRATIONS = {
   "0012_control_plane": m0012,
   "0013_portability": m0013,
   "0014_oauth": m0014,
-  "0015_index_snapshots": m0015
+  "0015_index_snapshots": m0015,
+  "0016_compact_storage": m0016
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

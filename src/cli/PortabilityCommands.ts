@@ -88,7 +88,7 @@ const exportCommand = Command.make("export", { space: spaceOption, org: orgOptio
   onStore(Effect.gen(function*() {
     const space = yield* resolveSpace(args.space, args.org)
     const embedder = yield* Embedder
-    yield* exportLines(yield* ExportRepo, space, embedder.id).pipe(
+    yield* exportLines(yield* ExportRepo, space, embedder).pipe(
       Stream.grouped(100),
       Stream.runForEach((lines) => writeOut(Chunk.join(lines, "")))
     )

@@ -20,7 +20,9 @@ import {
 } from "../domain/ExportFormat.ts"
 import type { ServiceUnavailable } from "../domain/Errors.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
+import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import type { ExportRepo, MemoryCursor } from "../../services/store/ExportRepo.ts"
+import { unavailable } from "../space/WritePreparation.ts"
 import { FILE_PART_BYTES, type PortabilityJob, type PortabilityRepo } from "../../services/store/PortabilityRepo.ts"
 
 /** Memories per page (each with its history and vector). */
@@ -54,9 +56,25 @@ const byKey = <A>(load: (after: string | null, limit: number) => Effect.Effect<R
   keyset<A, string>((after) =>
     Effect.map(load(after, PAGE), (items) => ({ items, next: items.length === 0 ? null : key(items[items.length - 1]!) })), PAGE)
 
+/**
+ * A memory stored without its vector because its embedder makes vectors from
+ * words (the index makes them again) gets the vector in the file all the
+ * same: a file carries every vector its embedder made, as it always has.
+ */
+const withVector = (embedder: EmbedderShape) => (line: MemoryLine): Effect.Effect<MemoryLine, ServiceUnavailable> =>
+  line.embedding !== null || line.embedding_model !== embedder.id || embedder.wordPart === undefined
+    ? Effect.succeed(line)
+    : embedder.embed([line.text]).pipe(
+      Effect.map(([vector]) =>
+        vector === undefined ? line : { ...line, embedding: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64") }
+      ),
+      Effect.mapError(unavailable("embedding failed"))
+    )
+
 /** The export file of a space as NDJSON lines (each ending in a newline): header, records, end line. */
-export const exportLines = (repo: ExportRepo, space: SpaceRef, embeddingModel: string): Stream.Stream<string, ServiceUnavailable> =>
+export const exportLines = (repo: ExportRepo, space: SpaceRef, embedder: EmbedderShape): Stream.Stream<string, ServiceUnavailable> =>
   Stream.suspend(() => {
+    const embeddingModel = embedder.id
     const counts = { memories: 0, documents: 0, memory_models: 0, user_profiles: 0, settings: 0 }
     const counted = <A>(kind: keyof Counts, render: (a: A) => string) => (a: A) => {
       counts[kind]++
@@ -74,7 +92,7 @@ export const exportLines = (repo: ExportRepo, space: SpaceRef, embeddingModel: s
     const memories = keyset<MemoryLine, MemoryCursor>(
       (after) => Effect.map(repo.memories(space, after, MEMORY_PAGE), ({ lines, next }) => ({ items: lines, next })),
       MEMORY_PAGE
-    ).pipe(Stream.map(counted("memories", memoryLine)))
+    ).pipe(Stream.mapEffect(withVector(embedder)), Stream.map(counted("memories", memoryLine)))
     const documents = byKey((after, limit) => repo.documents(space, after, limit), (d) => d.document_id)
       .pipe(Stream.map(counted("documents", documentLine)))
     const models = byKey((after, limit) => repo.models(space, after, limit), (m) => m.model_id)
@@ -95,7 +113,7 @@ export const runExport = (deps: {
   readonly space: SpaceRef
   readonly jobs: PortabilityRepo
   readonly exports: ExportRepo
-  readonly embeddingModel: string
+  readonly embedder: EmbedderShape
 }) =>
 (job: PortabilityJob): Effect.Effect<void, ServiceUnavailable> =>
   Effect.gen(function*() {
@@ -115,7 +133,7 @@ export const runExport = (deps: {
       size = 0
       return jobs.transaction(jobs.putPart(job.jobId, part++, data))
     })
-    yield* Stream.runForEach(exportLines(deps.exports, space, deps.embeddingModel), (line) =>
+    yield* Stream.runForEach(exportLines(deps.exports, space, deps.embedder), (line) =>
       Effect.suspend(() => {
         const data = Buffer.from(line, "utf8")
         buffered.push(data)

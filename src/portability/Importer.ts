@@ -85,6 +85,10 @@ export const makeImporter = (deps: ImporterDeps) => {
   /** Vectors for the memories that need one, computed from their (screened) text. */
   const withVectors = (page: ReadonlyArray<{ readonly original: MemoryLine; readonly line: MemoryLine }>) =>
     Effect.gen(function*() {
+      // An embedder that makes vectors from words needs none stored: the space's index makes them from the text.
+      if (embedder.wordPart !== undefined) {
+        return page.map(({ line }): MemoryLine => ({ ...line, embedding: null, embedding_model: embedder.id }))
+      }
       const needed = page.filter((m) => !keeps(m.original, m.line.text !== m.original.text))
       const vectors = new Map<string, Float32Array>()
       for (let i = 0; i < needed.length; i += EMBED_BATCH) {

@@ -37,7 +37,7 @@ export const makePortability = (deps: {
   Effect.gen(function*() {
     const { jobs, space } = deps
     const wake = yield* Queue.sliding<void>(1)
-    const exporting = runExport({ space, jobs, exports: deps.exports, embeddingModel: deps.embedder.id })
+    const exporting = runExport({ space, jobs, exports: deps.exports, embedder: deps.embedder })
     const importer = makeImporter({
       space,
       jobs,

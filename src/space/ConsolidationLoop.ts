@@ -15,7 +15,7 @@ import { subjectOf } from "../consolidation/Facts.ts"
 import { type GroupPlan, planGroupsInSlices, planSummaries, type SummaryPlan } from "../consolidation/Planner.ts"
 import { noteWords, summaryText } from "../consolidation/Synthesis.ts"
 import { words } from "../retrieval/Text.ts"
-import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
+import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { Synthesis } from "../../services/store/ConsolidationRepo.ts"
 import { newMemoryId } from "../../services/store/MemoryRows.ts"
@@ -159,10 +159,7 @@ export const makeConsolidation = (deps: {
       return out
     }
 
-    const embedAll = (texts: ReadonlyArray<string>) =>
-      texts.length === 0
-        ? Effect.succeed<ReadonlyArray<Float32Array>>([])
-        : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
+    const embedAll = (texts: ReadonlyArray<string>) => vectorsToStore(embedder, texts).pipe(Effect.mapError(unavailable("embedding failed")))
 
     /** Runs a plan made in slices, letting waiting recalls and I/O go between them. */
     const inSlices = <A>(steps: Generator<void, A>) =>
@@ -221,7 +218,7 @@ export const makeConsolidation = (deps: {
       const withVectors = written.map((s, i): Synthesis => ({
         ...s,
         embedding: vectors[i] ?? null,
-        embedder: vectors[i] ? embedder.id : null
+        embedder: embedder.id
       }))
       const existing = new Map<string, Memory>([
         ...planned.groups.flatMap((g) => (g.existing ? [[g.id, g.existing] as const] : [])),

@@ -14,7 +14,7 @@ import type { Location, ParsedDocument } from "../documents/parsers/Shared.ts"
 import { parseInWorker } from "../documents/WorkerParser.ts"
 import { extractEntities } from "../ingestion/Entities.ts"
 import type { ExtractorShape } from "../ingestion/Extractor.ts"
-import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
+import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
 import { yieldToIo } from "../../services/EventLoop.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { DocumentRepo } from "../../services/store/DocumentRepo.ts"
@@ -76,10 +76,10 @@ export const makeDocuments = (deps: {
 
     const embed = (texts: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const vectors: Array<Float32Array> = []
+        const vectors: Array<Float32Array | null> = []
         for (let i = 0; i < texts.length; i += EMBED_BATCH) {
           yield* deps.beforeHeavyWrite
-          vectors.push(...yield* embedder.embed(texts.slice(i, i + EMBED_BATCH)).pipe(Effect.mapError(unavailable("embedding failed"))))
+          vectors.push(...yield* vectorsToStore(embedder, texts.slice(i, i + EMBED_BATCH)).pipe(Effect.mapError(unavailable("embedding failed"))))
           yield* yieldToIo
         }
         return vectors
@@ -216,7 +216,7 @@ export const makeDocuments = (deps: {
         memories: drafts.map((draft, i) => ({
           ...draft,
           embedding: vectors[i] ?? null,
-          embedder: vectors[i] ? embedder.id : null
+          embedder: embedder.id
         }))
       }
       yield* writer.storeQueued([item], [Either.right(writes)], documents.dropFile(item.jobId), screened.events)

@@ -25,7 +25,8 @@ import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { PreparedItem } from "./WritePreparation.ts"
 
-type Vector = { readonly vector: Float32Array; readonly embedder: string } | null
+/** An edited text's vector to store (null from an embedder that makes vectors from words), by its embedder. */
+type Vector = { readonly vector: Float32Array | null; readonly embedder: string } | null
 
 /** What a consolidation run changes, planned on the index as it was; applied only if its sources are unchanged. */
 export interface Consolidated {

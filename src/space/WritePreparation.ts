@@ -13,7 +13,7 @@ import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import { type ExtractedMemory, type ExtractorShape, localExtract } from "../ingestion/Extractor.ts"
 import { extractWith } from "../ingestion/ExtractionSettings.ts"
 import type { ExtractionThreadShape } from "../ingestion/WorkerExtraction.ts"
-import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
+import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
 import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
@@ -87,20 +87,13 @@ export const makePreparation = (deps: {
       )
       : Effect.forEach(writes, (write) => Effect.either(extract(write, settings)).pipe(Effect.map(Either.mapLeft((e) => e.message))))
 
-  const embed = (texts: ReadonlyArray<string>) =>
-    texts.length === 0
-      ? Effect.succeed<ReadonlyArray<Float32Array>>([])
-      : embedder.embed(texts).pipe(Effect.mapError(unavailable("embedding failed")))
+  const embed = (texts: ReadonlyArray<string>) => vectorsToStore(embedder, texts).pipe(Effect.mapError(unavailable("embedding failed")))
 
-  /** One text's vector, for an edit. */
-  const embedOne = (text: string) =>
-    Effect.map(embed([text]), (vectors) => {
-      const vector = vectors[0]
-      return vector === undefined ? null : { vector, embedder: embedder.id }
-    })
+  /** One text's vector to store, for an edit (none from an embedder that makes vectors from words). */
+  const embedOne = (text: string) => Effect.map(embed([text]), (vectors) => ({ vector: vectors[0] ?? null, embedder: embedder.id }))
 
   /** A write's document and memories, from its extracted facts and their vectors (same order). */
-  const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array>): DocumentWrites => {
+  const toWrite = (item: WriteItem, facts: ReadonlyArray<ExtractedMemory>, vectors: ReadonlyArray<Float32Array | null>): DocumentWrites => {
     const eventTime = new Date(item.eventTime)
     const documentId = item.documentId ?? `doc_${randomBase62(16)}`
     const memories: Array<NewMemory> = facts.map((fact, i) => ({
@@ -120,7 +113,7 @@ export const makePreparation = (deps: {
       occurredStart: fact.occurredStart,
       occurredEnd: fact.occurredEnd,
       embedding: vectors[i] ?? null,
-      embedder: vectors[i] ? embedder.id : null
+      embedder: embedder.id
     }))
     return {
       document: {

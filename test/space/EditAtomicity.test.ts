@@ -2,7 +2,9 @@
  * An edit changes the store and the index together or not at all: when the
  * new text cannot be embedded, the PATCH fails and the memory says what it
  * said before, in the list, the history and recall alike. The embedder is the
- * offline one, except that it fails on marked text, as a hosted one would.
+ * offline one, except that it fails on marked text, as a hosted one would, and
+ * like a hosted one its vectors are stored (the offline embedder's are made
+ * again from the words, so an edit never waits on it).
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -18,6 +20,7 @@ const markedModels = Layer.effect(
   Embedder,
   Effect.map(Embedder, (offline) => ({
     ...offline,
+    wordPart: undefined,
     embed: (texts: ReadonlyArray<string>) =>
       texts.some((text) => text.includes(MARK))
         ? Effect.fail(new EmbedderError({ message: "the embeddings endpoint is down" }))
