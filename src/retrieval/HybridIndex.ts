@@ -20,6 +20,7 @@ import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
 import { TopK } from "./TopK.ts"
 import { VectorIndex } from "./VectorIndex.ts"
+import { PartSums } from "./VectorKernel.ts"
 
 export interface IndexDoc {
   readonly id: string
@@ -157,6 +158,9 @@ export class HybridIndex {
     this.onRenumber = options.onRenumber
   }
 
+  /** The word parts of the lexicon's words, as the vector kernel sums them (made at the first vector made from words). */
+  private partSums: PartSums | undefined
+  private partIds = new Int32Array(256)
   // A document's terms counted without a map: counts by term number, and the terms touched, in order.
   private termCounts = new Int32Array(1024)
   private readonly touched: Array<number> = []
@@ -289,8 +293,9 @@ export class HybridIndex {
    * as a Float32Array sum is: the vector the embedder answers, bit for bit.
    */
   private derive(words: Uint8Array): Float32Array {
-    const vector = new Float32Array(this.dimensions)
-    const dims = vector.length
+    const sums = (this.partSums ??= new PartSums(this.dimensions))
+    let ids = this.partIds
+    let count = 0
     let id = 0
     let scale = 1
     for (let i = 0; i < words.length; i++) {
@@ -301,15 +306,22 @@ export class HybridIndex {
         continue
       }
       if (id === SEPARATOR) break
-      const part = this.lexicon.part(id)
+      const word = id
       id = 0
       scale = 1
-      if (part === undefined) continue
-      const weight = part.weight
-      const values = part.vector
-      for (let d = 0; d < dims; d++) vector[d] = vector[d]! + weight * values[d]!
+      if (!sums.has(word)) {
+        const part = this.lexicon.part(word)
+        if (part === undefined) continue
+        sums.set(word, part.weight, part.vector)
+      }
+      if (count === ids.length) {
+        const bigger = new Int32Array(ids.length * 2)
+        bigger.set(ids)
+        this.partIds = ids = bigger
+      }
+      ids[count++] = word
     }
-    return normalize(vector)
+    return normalize(sums.sum(ids, count))
   }
 
   setVector(id: string, vector: Float32Array) {

@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { VectorIndex } from "../../src/retrieval/VectorIndex.ts"
-import { simd, VectorStore } from "../../src/retrieval/VectorKernel.ts"
+import { PartSums, simd, VectorStore } from "../../src/retrieval/VectorKernel.ts"
+
+/** What a JavaScript-only PartSums holds for `id` (its plain parts), to compute the expected sums independently. */
+const plainPart = (sums: PartSums, id: number) => {
+  const parts: unknown = Reflect.get(sums, "plainParts")
+  const part = Array.isArray(parts) ? parts[id] : undefined
+  if (typeof part !== "object" || part === null || !("weight" in part) || !("vector" in part)) throw new Error(`no part ${id}`)
+  return { weight: Number(part.weight), vector: part.vector instanceof Float32Array ? part.vector : new Float32Array(0) }
+}
 
 const random = (seed: number) => () => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff
@@ -97,5 +105,35 @@ describe("the vector scan", () => {
     for (const [slot, v] of moved) kept.set(slot, v)
     check(() => true)
     expect(index.vectorAt(0)).toEqual(moved.get(0))
+  })
+})
+
+describe("sums of word parts", () => {
+  it("are on SIMD, bit for bit the plain Float32Array sums", () => {
+    const next = random(17)
+    for (const dims of [100, 7, 300]) {
+      const fast = new PartSums(dims)
+      const plain = new PartSums(dims, false)
+      const words = 500
+      for (let id = 1; id <= words; id++) {
+        const weight = Math.abs(next()) * 2 + (id % 7 === 0 ? 1e-4 : 0)
+        const vector = Float32Array.from({ length: dims }, () => next() * (id % 5 === 0 ? 1e-3 : 3))
+        fast.set(id, weight, vector)
+        plain.set(id, weight, vector)
+      }
+      for (let text = 0; text < 200; text++) {
+        // Long texts too: beyond the room first set aside for a text's word numbers.
+        const count = text === 0 ? 5000 : 1 + Math.floor(Math.abs(next()) * 120)
+        const ids = Int32Array.from({ length: count }, () => 1 + Math.floor(Math.abs(next()) * words))
+        const expected = new Float32Array(dims)
+        // What HybridIndex did in JavaScript: a Float32Array summed in order.
+        for (const id of ids) {
+          const part = plainPart(plain, id)
+          for (let d = 0; d < dims; d++) expected[d] = expected[d]! + part.weight * part.vector[d]!
+        }
+        expect(Array.from(fast.sum(ids, count))).toEqual(Array.from(expected))
+        expect(Array.from(plain.sum(ids, count))).toEqual(Array.from(expected))
+      }
+    }
   })
 })
