@@ -1,6 +1,6 @@
 /** Benchmarks drive a real `engram serve` (embedded default, fresh data dir) over HTTP. */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -135,6 +135,17 @@ export const startBenchServer = async (
       if (!kept) rmSync(dataDir, { recursive: true, force: true })
     }
   }
+}
+
+/** The bytes of every file under `dir`. */
+export const directoryBytes = (dir: string): number => {
+  let total = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) total += directoryBytes(path)
+    else if (entry.isFile()) total += statSync(path).size
+  }
+  return total
 }
 
 export const percentile = (values: ReadonlyArray<number>, p: number) => {

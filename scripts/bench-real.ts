@@ -12,10 +12,10 @@
  * chat); the queries then go to the last space. Consolidation is off unless CONSOLIDATION is set.
  * `--data-dir DIR` keeps the store: a second run on it skips storing and measures the rest.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseLocomo } from "../src/retrieval/LocomoEval.ts"
-import { arg, percentile, startBenchServer } from "./BenchServer.ts"
+import { arg, directoryBytes, percentile, startBenchServer } from "./BenchServer.ts"
 
 const turns = Number(arg("--turns", "20000"))
 const turnChars = Number(arg("--turn-chars", "1000"))
@@ -56,15 +56,7 @@ for (const conversation of conversations) {
 const questions = conversations.flatMap((c) => c.questions.map((q) => q.question))
 const textChars = Array.from({ length: turns }, (_, i) => items[i % items.length]!.content.length).reduce((a, b) => a + b, 0)
 
-const dirBytes = (dir: string): number => {
-  let total = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) total += dirBytes(path)
-    else if (entry.isFile()) total += statSync(path).size
-  }
-  return total
-}
+const dirBytes = directoryBytes
 /** The store's write-ahead log, wherever the embedded store keeps it under DATA_DIR. */
 const walBytes = (dir: string): number => {
   let total = 0

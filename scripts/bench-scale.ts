@@ -29,7 +29,7 @@
  * its worker running, so the figure is of storing alone.
  */
 import { readFileSync } from "node:fs"
-import { arg, percentile, startBenchServer } from "./BenchServer.ts"
+import { arg, directoryBytes, percentile, startBenchServer } from "./BenchServer.ts"
 import { vocabularyText } from "./VocabularyText.ts"
 
 const total = Number(arg("--memories", "10000"))
@@ -91,6 +91,12 @@ const text = arg("--text", "synthetic")
 if (text !== "synthetic" && text !== "vocabulary") throw new Error("--text takes synthetic or vocabulary")
 const vocabulary = text === "vocabulary" ? vocabularyText() : null
 /** One item's content: a long turn with `--turn-chars`, else a sentence; vocabulary text made as it is asked for, none held. */
+/** Characters of content written to the measured space (the warm-up's apart). */
+let written = 0
+const counted = (text: string) => {
+  written += text.length
+  return text
+}
 const content = () =>
   vocabulary !== null ? (turnChars > 0 ? vocabulary.turn(turnChars) : vocabulary.sentence()) : turnChars > 0 ? turn() : sentence()
 function nextIndex() {
@@ -124,12 +130,12 @@ try {
   if (single !== null) {
     // One write per request, each sent once the one before was answered, as a chat proxy or an agent writes.
     for (let i = 0; i < total; i++) {
-      const reply = await server.call("POST", "/v1/record", { space_id: "scale", content: content(), ...(single === "async" ? { async: true } : {}) })
+      const reply = await server.call("POST", "/v1/record", { space_id: "scale", content: counted(content()), ...(single === "async" ? { async: true } : {}) })
       if (single === "async") jobs.push(reply.job_id)
     }
   } else {
     for (let i = 0; i < total; i += 100) {
-      const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: content() }))
+      const items = Array.from({ length: Math.min(100, total - i) }, () => ({ content: counted(content()) }))
       jobs.push((await server.call("POST", "/v1/record/batch", { space_id: "scale", items })).job_id)
       if (jobs.length >= 20) {
         await waitForAll(jobs)
@@ -201,6 +207,8 @@ try {
     graph_entities: graph.total_entities,
     graph_edges: graph.total_edges,
     server_rss_mb: Math.round(server.rssMb()),
+    data_dir_mb: Number((directoryBytes(server.dataDir) / 1048576).toFixed(1)),
+    text_mb: Number((written / 1048576).toFixed(1)),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
     ingest_server_cpu_ms_per_item: ingestCpuMsPerItem,
     build_seconds: Math.round(ingestSeconds),
@@ -210,7 +218,7 @@ try {
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
-    `server RSS ${summary.server_rss_mb} MB; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s ` +
+    `server RSS ${summary.server_rss_mb} MB; DATA_DIR ${summary.data_dir_mb} MB for ${summary.text_mb} MB of text; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s ` +
     `(${single === null ? "batches of 100" : `one ${single} write per request`}, built in ${summary.build_seconds} s, ` +
     `${ingestCpuMsPerItem ?? "?"} ms of server CPU per ${turnChars > 0 ? "turn" : "memory"})`)
   if (asJson) console.log(JSON.stringify(summary))
