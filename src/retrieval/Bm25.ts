@@ -102,6 +102,62 @@ export class Bm25 {
     this.totalLength += length
   }
 
+  /**
+   * Fills an empty index with `count` documents at slots 0..count-1 at once:
+   * `termsOf(slot, visit)` calls `visit(term)` for every term of the
+   * document, in order. Each posting is made at its final size (a count of
+   * its documents first), instead of grown one document at a time.
+   */
+  bulk(count: number, terms: number, termsOf: (slot: number, visit: (term: number) => void) => void) {
+    if (this.lastSlot >= 0) throw new Error("BM25 bulk load into a non-empty index")
+    const documentsOf = new Int32Array(terms + 1)
+    const byTerm = new Int32Array(terms + 1)
+    // Pass 1: each document's distinct terms and counts, kept in order; every term's number of documents.
+    let pairs = new Int32Array(Math.max(1024, count * 32))
+    let used = 0
+    const firstPair = new Int32Array(count + 1)
+    this.lengths = new Int32Array(Math.max(count, 64))
+    const touched: Array<number> = []
+    for (let slot = 0; slot < count; slot++) {
+      firstPair[slot] = used / 2
+      touched.length = 0
+      let length = 0
+      termsOf(slot, (term) => {
+        if (byTerm[term] === 0) touched.push(term)
+        byTerm[term]!++
+        length++
+      })
+      if (used + touched.length * 2 > pairs.length) {
+        const bigger = new Int32Array(Math.max(pairs.length * 2, used + touched.length * 2))
+        bigger.set(pairs)
+        pairs = bigger
+      }
+      for (const term of touched) {
+        pairs[used++] = term
+        pairs[used++] = byTerm[term]!
+        byTerm[term] = 0
+        documentsOf[term]!++
+      }
+      this.lengths[slot] = length
+      this.totalLength += length
+    }
+    firstPair[count] = used / 2
+    // Pass 2: postings at their final size, filled in slot order (so ascending).
+    for (let term = 1; term <= terms; term++) {
+      const size = documentsOf[term]!
+      if (size > 0) this.postings[term] = { slots: new Int32Array(size), counts: new Int32Array(size), length: 0, live: size }
+    }
+    for (let slot = 0; slot < count; slot++) {
+      for (let k = firstPair[slot]!; k < firstPair[slot + 1]!; k++) {
+        const posting = this.postings[pairs[2 * k]!]!
+        posting.slots[posting.length] = slot
+        posting.counts[posting.length++] = pairs[2 * k + 1]!
+      }
+    }
+    this.documents = count
+    this.lastSlot = count - 1
+  }
+
   /** Removes the document at `slot`, whose distinct terms are `docTerms`. */
   remove(slot: number, docTerms: Iterable<number>) {
     for (const term of docTerms) {

@@ -53,6 +53,28 @@ export interface PlacedDoc {
   readonly asks: boolean
 }
 
+/** An empty index's documents all at once (a snapshot read back), slot i for the i-th. */
+export interface BulkDocs {
+  readonly ids: ReadonlyArray<string>
+  /** Every document's packed words, one after the other; document i's end at `wordEnds[i]`. */
+  readonly words: Uint8Array
+  readonly wordEnds: Int32Array
+  /** Document i's stored vector at [i * dims, (i + 1) * dims), where `hasVector[i]`; else made from words when the embedder does so. */
+  readonly vectors: Float32Array | undefined
+  readonly hasVector: Uint8Array
+  readonly dims: number
+  readonly entities: ReadonlyArray<ReadonlyArray<string>>
+  /** NaN for none. */
+  readonly eventTimes: Float64Array
+  /** Group numbers into `groupKeys`, -1 for none. */
+  readonly groups: Int32Array
+  readonly groupKeys: ReadonlyArray<string>
+  readonly positions: Int32Array
+  readonly active: Uint8Array
+  readonly superseded: Uint8Array
+  readonly asks: Uint8Array
+}
+
 export interface HybridQuery {
   readonly text: string
   readonly vector?: Float32Array | undefined
@@ -132,7 +154,7 @@ export class HybridIndex {
   private next = 0
   private dead = 0
   // Packed words of every slot, one arena: slot s's bytes are bytes[starts[s], ends[s]).
-  private bytes = new Uint8Array(1 << 16)
+  private bytes: Uint8Array = new Uint8Array(1 << 16)
   private used = 0
   private starts = new Int32Array(0)
   private ends = new Int32Array(0)
@@ -364,6 +386,64 @@ export class HybridIndex {
       const bigger = new Uint8Array(this.used + bytes)
       bigger.set(this.bytes.subarray(0, this.used))
       this.bytes = bigger
+    }
+  }
+
+  /**
+   * Fills an empty index with every document of a snapshot at once: arrays
+   * taken whole, keyword postings built at their final sizes, vectors made
+   * from words (or stored ones copied). The index is what upserting each
+   * document in order would have made.
+   */
+  bulkLoad(docs: BulkDocs) {
+    if (this.next > 0) throw new Error("bulk load into a non-empty index")
+    const count = docs.ids.length
+    this.ids = [...docs.ids]
+    for (let slot = 0; slot < count; slot++) this.slotOf.set(docs.ids[slot]!, slot)
+    // A copy: the words given are a view of a snapshot's whole body, which would otherwise stay in memory.
+    this.bytes = docs.words.length > 0 ? docs.words.slice() : new Uint8Array(1 << 16)
+    this.used = docs.words.length
+    this.ensureSlots(count)
+    for (let slot = 0, start = 0; slot < count; slot++) {
+      this.starts[slot] = start
+      this.ends[slot] = start = docs.wordEnds[slot]!
+    }
+    this.next = count
+    this.eventTimes.set(docs.eventTimes.subarray(0, count))
+    this.positions.set(docs.positions.subarray(0, count))
+    const groupIds = docs.groupKeys.map((key) => this.groupId(key))
+    for (let slot = 0; slot < count; slot++) {
+      const group = docs.groups[slot]!
+      this.groupOf[slot] = group < 0 ? -1 : groupIds[group]!
+      this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0)
+      if (docs.active[slot] === 0) this.admission.setActive(slot, false)
+      this.holdPosition(slot, docs.positions[slot]!)
+    }
+    this.entityLists = [...docs.entities]
+    const { bytes, lexicon, starts, ends } = this
+    this.bm25.bulk(count, lexicon.terms, (slot, visit) => {
+      let id = 0
+      let scale = 1
+      for (let i = starts[slot]!; i < ends[slot]!; i++) {
+        const byte = bytes[i]!
+        id += (byte & 0x7f) * scale
+        if (byte & 0x80) {
+          scale *= 0x80
+          continue
+        }
+        const term = id === SEPARATOR ? 0 : lexicon.term(id)
+        id = 0
+        scale = 1
+        if (term !== 0) visit(term)
+      }
+    })
+    this.vectors.reserve(count)
+    for (let slot = 0; slot < count; slot++) {
+      const stored = docs.hasVector[slot] === 1 && docs.vectors !== undefined
+        ? docs.vectors.subarray(slot * docs.dims, (slot + 1) * docs.dims)
+        : undefined
+      const vector = stored ?? (this.derives ? this.derive(bytes.subarray(starts[slot]!, ends[slot]!)) : undefined)
+      if (vector) this.vectors.set(slot, vector)
     }
   }
 

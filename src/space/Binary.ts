@@ -52,6 +52,13 @@ export class ByteWriter {
     this.length += value.length
   }
 
+  /** Bytes as they are, without their length. */
+  raw(value: Uint8Array) {
+    this.room(value.length)
+    this.buffer.set(value, this.length)
+    this.length += value.length
+  }
+
   string(value: string) {
     this.bytes(utf8.encode(value))
   }

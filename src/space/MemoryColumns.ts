@@ -14,6 +14,34 @@ import { grown } from "../retrieval/Grown.ts"
 /** What a memory is apart from its words and metadata: enough to filter, rank and plan with. */
 export type MemoryMeta = Omit<Memory, "text" | "sourceText" | "context" | "metadata">
 
+/** An empty state's memories all at once (a snapshot read back), slot i for the i-th; repeated values already shared. */
+export interface BulkColumns {
+  readonly ids: ReadonlyArray<MemoryId>
+  readonly documentIds: ReadonlyArray<string>
+  /** type | state << 2 */
+  readonly kinds: Uint8Array
+  readonly entities: ReadonlyArray<ReadonlyArray<EntityRef>>
+  readonly tags: ReadonlyArray<ReadonlyArray<string>>
+  readonly userIds: ReadonlyArray<string | null>
+  readonly agentIds: ReadonlyArray<string | null>
+  readonly sessionIds: ReadonlyArray<string | null>
+  readonly memberIds: ReadonlyArray<string | null>
+  readonly sourceIds: ReadonlyArray<ReadonlyArray<MemoryId>>
+  readonly supersededBy: ReadonlyArray<MemoryId | null>
+  readonly embedders: ReadonlyArray<string | null>
+  readonly positions: Int32Array
+  /** Times in milliseconds; NaN for none. */
+  readonly eventTimes: Float64Array
+  readonly occurredStarts: Float64Array
+  readonly occurredEnds: Float64Array
+  readonly consolidatedAts: Float64Array
+  readonly createdAts: Float64Array
+  readonly updatedAts: Float64Array
+}
+
+export const TYPE_CODES: ReadonlyArray<MemoryType> = ["fact", "note", "experience", "summary"]
+export const STATE_CODES: ReadonlyArray<MemoryState> = ["active", "retired"]
+
 export interface MemoryTexts {
   readonly text: string
   readonly sourceText: string
@@ -21,8 +49,8 @@ export interface MemoryTexts {
   readonly metadata: Memory["metadata"]
 }
 
-const TYPES: ReadonlyArray<MemoryType> = ["fact", "note", "experience", "summary"]
-const STATES: ReadonlyArray<MemoryState> = ["active", "retired"]
+const TYPES = TYPE_CODES
+const STATES = STATE_CODES
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
 const NO_METADATA: Memory["metadata"] = Object.freeze({})
 
@@ -91,6 +119,36 @@ export class MemoryColumns {
     this.consolidatedAts = grown(this.consolidatedAts, size, (n) => new Float64Array(n))
     this.createdAts = grown(this.createdAts, size, (n) => new Float64Array(n))
     this.updatedAts = grown(this.updatedAts, size, (n) => new Float64Array(n))
+  }
+
+  /** Fills empty columns with a snapshot's memories, their texts to be read from the store. */
+  bulkLoad(columns: BulkColumns) {
+    if (this.ids.length > 0) throw new Error("bulk load into non-empty columns")
+    const count = columns.ids.length
+    this.ids = [...columns.ids]
+    this.documentIds = [...columns.documentIds]
+    this.kinds = columns.kinds.slice(0, count)
+    this.entities = [...columns.entities]
+    this.tags = [...columns.tags]
+    this.userIds = [...columns.userIds]
+    this.agentIds = [...columns.agentIds]
+    this.sessionIds = [...columns.sessionIds]
+    this.memberIds = [...columns.memberIds]
+    this.sourceIds = [...columns.sourceIds]
+    this.supersededBy = [...columns.supersededBy]
+    this.embedders = [...columns.embedders]
+    this.positions = columns.positions.slice(0, count)
+    this.eventTimes = columns.eventTimes.slice(0, count)
+    this.occurredStarts = columns.occurredStarts.slice(0, count)
+    this.occurredEnds = columns.occurredEnds.slice(0, count)
+    this.consolidatedAts = columns.consolidatedAts.slice(0, count)
+    this.createdAts = columns.createdAts.slice(0, count)
+    this.updatedAts = columns.updatedAts.slice(0, count)
+    this.texts = new Array(count)
+    this.sourceTexts = new Array(count)
+    this.contexts = new Array(count)
+    this.metadata = new Array(count)
+    this.missingTexts = count
   }
 
   /** Stores a memory at `slot`, its texts included when given (`undefined`: to be read from the store). */

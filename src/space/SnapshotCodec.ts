@@ -16,13 +16,12 @@ import { deflateRaw, inflateRaw } from "node:zlib"
 import { Effect, Schema } from "effect"
 import { MemoryId } from "../domain/Ids.ts"
 import type { EntityRef } from "../domain/Memory.ts"
-import { forEachWord } from "../retrieval/Lexicon.ts"
 import { BadBytes, ByteReader, ByteWriter } from "./Binary.ts"
-import type { MemoryMeta } from "./MemoryColumns.ts"
-import { groupKeyOf, type SnapshotEntry, type SpaceState } from "./SpaceState.ts"
+import { STATE_CODES, TYPE_CODES } from "./MemoryColumns.ts"
+import type { SpaceState } from "./SpaceState.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
-export const SNAPSHOT_FORMAT = 1
+export const SNAPSHOT_FORMAT = 2 as const
 
 export const SnapshotHeader = Schema.Struct({
   format: Schema.Literal(SNAPSHOT_FORMAT),
@@ -40,18 +39,24 @@ export const SnapshotHeader = Schema.Struct({
 export type SnapshotHeader = typeof SnapshotHeader.Type
 const decodeHeader = Schema.decodeUnknownEither(Schema.parseJson(SnapshotHeader))
 
-const TYPES = ["fact", "note", "experience", "summary"] as const
-const STATES = ["active", "retired"] as const
 /** Records between two pauses of the encoder or decoder (the caller gives pending I/O a turn there). */
-const SLICE = 2000
+const SLICE = 1000
 
-const HAS_VECTOR = 1 << 3
-const ASKS = 1 << 4
+const ASKS = 1 << 3
+const HAS_VECTOR = 1 << 4
 const HAS_OCCURRED_START = 1 << 5
 const HAS_OCCURRED_END = 1 << 6
 const HAS_CONSOLIDATED = 1 << 7
 
-/** The body of a snapshot of `state`, made in slices (the generator pauses between them). */
+const ms = (date: Date) => date.getTime()
+
+/**
+ * The body of a snapshot of `state`, made in slices (the generator pauses
+ * between them): the space's words, a table of its repeated strings, then
+ * the memories in slot order, times as differences from the memory before
+ * (or from the memory's own creation), then every memory's packed words,
+ * then the stored vectors.
+ */
 export function* encodeBody(state: SpaceState, derived: boolean): Generator<void, { readonly body: Uint8Array; readonly memories: number }> {
   const strings = new Map<string, number>()
   const table: Array<string> = []
@@ -65,22 +70,30 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     return at
   }
   const records = new ByteWriter()
+  const words = new ByteWriter()
+  const vectors: Array<Float32Array> = []
   const optional = (value: string | null) => records.varint(value === null ? 0 : ref(value) + 1)
   let memories = 0
+  let position = 0
+  let eventTime = 0
+  let createdAt = 0
   for (const { embedder, meta, placed } of state.entries()) {
     records.string(meta.id)
     records.varint(ref(meta.documentId))
     const hasVector = !derived && placed.vector !== undefined
-    records.byte(TYPES.indexOf(meta.type) | (STATES.indexOf(meta.state) << 2) | (hasVector ? HAS_VECTOR : 0) | (placed.asks ? ASKS : 0) |
-      (meta.occurredStart !== null ? HAS_OCCURRED_START : 0) | (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) |
-      (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0))
-    records.signed(meta.position)
-    records.signed(meta.eventTime.getTime())
-    records.signed(meta.createdAt.getTime())
-    records.signed(meta.updatedAt.getTime())
-    if (meta.occurredStart !== null) records.signed(meta.occurredStart.getTime())
-    if (meta.occurredEnd !== null) records.signed(meta.occurredEnd.getTime())
-    if (meta.consolidatedAt !== null) records.signed(meta.consolidatedAt.getTime())
+    records.byte(TYPE_CODES.indexOf(meta.type) | (STATE_CODES.indexOf(meta.state) << 2) | (placed.asks ? ASKS : 0) |
+      (hasVector ? HAS_VECTOR : 0) | (meta.occurredStart !== null ? HAS_OCCURRED_START : 0) |
+      (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) | (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0))
+    records.signed(meta.position - position)
+    records.signed(ms(meta.eventTime) - eventTime)
+    records.signed(ms(meta.createdAt) - createdAt)
+    records.signed(ms(meta.updatedAt) - ms(meta.createdAt))
+    if (meta.occurredStart !== null) records.signed(ms(meta.occurredStart) - ms(meta.eventTime))
+    if (meta.occurredEnd !== null) records.signed(ms(meta.occurredEnd) - ms(meta.occurredStart ?? meta.eventTime))
+    if (meta.consolidatedAt !== null) records.signed(ms(meta.consolidatedAt) - ms(meta.createdAt))
+    position = meta.position
+    eventTime = ms(meta.eventTime)
+    createdAt = ms(meta.createdAt)
     for (const value of [meta.userId, meta.agentId, meta.sessionId, meta.memberId, meta.supersededBy, embedder]) optional(value)
     records.varint(meta.tags.length)
     for (const tag of meta.tags) records.varint(ref(tag))
@@ -91,33 +104,41 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     }
     records.varint(meta.sourceIds.length)
     for (const source of meta.sourceIds) records.varint(ref(source))
-    records.bytes(placed.words)
-    if (hasVector) records.float32s(placed.vector!)
+    records.varint(placed.words.length)
+    words.raw(placed.words)
+    if (hasVector) vectors.push(placed.vector!)
     if (++memories % SLICE === 0) yield
   }
   const out = new ByteWriter()
-  const words = state.index.lexicon.allWords()
-  out.varint(words.length)
-  for (const word of words) out.string(word)
+  const lexicon = state.index.lexicon.allWords()
+  out.varint(lexicon.length)
+  for (const word of lexicon) out.string(word)
   out.varint(table.length)
   for (const value of table) out.string(value)
   out.varint(memories)
-  const head = out.result()
-  const body = new Uint8Array(head.length + records.length)
-  body.set(head)
-  body.set(records.result(), head.length)
-  return { body, memories }
+  out.bytes(records.result())
+  out.bytes(words.result())
+  out.varint(vectors.length)
+  for (const vector of vectors) out.float32s(vector)
+  return { body: out.result(), memories }
+}
+
+/** One interned value per distinct key: a snapshot's many memories share their few lists. */
+const sharing = <A>() => {
+  const known = new Map<string, A>()
+  return (key: string, make: () => A) => {
+    let value = known.get(key)
+    if (value === undefined) known.set(key, (value = make()))
+    return value
+  }
 }
 
 /**
- * Reads a body into `state` (empty, made with the same embedder), in slices.
- * Throws BadBytes when the body does not read back whole.
+ * Reads a body into `state` (empty, made with the same embedder), in
+ * slices, then fills the state at once (SpaceState.bulkRestore). Throws
+ * BadBytes when the body does not read back whole.
  */
-export function* decodeBody(
-  body: Uint8Array,
-  state: SpaceState,
-  header: SnapshotHeader
-): Generator<void, number> {
+export function* decodeBody(body: Uint8Array, state: SpaceState, header: SnapshotHeader): Generator<void, number> {
   const read = new ByteReader(body)
   const lexicon = state.index.lexicon
   const wordCount = read.varint()
@@ -125,84 +146,155 @@ export function* decodeBody(
     if (lexicon.idOf(read.string()) !== i) throw new BadBytes(`word ${i} is listed twice`)
   }
   const table: Array<string> = Array.from({ length: read.varint() }, () => read.string())
-  const at = () => table[read.below(table.length)]!
-  const optional = () => {
-    const value = read.below(table.length + 1)
-    return value === 0 ? null : table[value - 1]!
-  }
   const count = read.varint()
   if (count !== header.memories) throw new BadBytes(`${count} memories where the header says ${header.memories}`)
-  // The packed words of all of them take less than the body does.
-  state.reserve(count, body.length)
+  const records = new ByteReader(read.bytes())
+  const wordBytes = read.bytes()
+  const vectorCount = read.varint()
+  const dims = state.embedder.dimensions
+  const at = () => table[records.below(table.length)]!
+  const optional = () => {
+    const value = records.below(table.length + 1)
+    return value === 0 ? null : table[value - 1]!
+  }
+  const ids: Array<MemoryId> = new Array(count)
+  const documentIds: Array<string> = new Array(count)
+  const kinds = new Uint8Array(count)
+  const entities: Array<ReadonlyArray<EntityRef>> = new Array(count)
+  const lowered: Array<ReadonlyArray<string>> = new Array(count)
+  const tags: Array<ReadonlyArray<string>> = new Array(count)
+  const scopes = [new Array<string | null>(count), new Array<string | null>(count), new Array<string | null>(count), new Array<string | null>(count)]
+  const sourceIds: Array<ReadonlyArray<MemoryId>> = new Array(count)
+  const supersededBy: Array<MemoryId | null> = new Array(count)
+  const embedders: Array<string | null> = new Array(count)
+  const positions = new Int32Array(count)
+  const times = Array.from({ length: 6 }, () => new Float64Array(count).fill(Number.NaN))
+  const [eventTimes, occurredStarts, occurredEnds, consolidatedAts, createdAts, updatedAts] = times as [
+    Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array
+  ]
+  const indexTimes = new Float64Array(count)
+  const groups = new Int32Array(count)
+  const groupKeys: Array<string> = []
+  const groupOfSession = new Map<string, number>()
+  const groupOfTime = new Map<number, number>()
+  const wordEnds = new Int32Array(count)
+  const hasVector = new Uint8Array(count)
+  const vectors = vectorCount > 0 ? new Float32Array(count * dims) : undefined
+  const flags = { active: new Uint8Array(count), superseded: new Uint8Array(count), asks: new Uint8Array(count) }
+  const entityRef = sharing<EntityRef>()
+  const entityList = sharing<ReadonlyArray<EntityRef>>()
+  const loweredList = sharing<ReadonlyArray<string>>()
+  const tagList = sharing<ReadonlyArray<string>>()
   const seen = new Set<string>()
+  const EMPTY: ReadonlyArray<never> = []
+  let position = 0
+  let eventTime = 0
+  let createdAt = 0
+  let wordsAt = 0
+  let vectorsRead = 0
+  const vectorReader = read
   for (let n = 0; n < count; n++) {
-    const id = MemoryId.make(read.string())
+    const id = MemoryId.make(records.string())
     if (seen.has(id)) throw new BadBytes(`memory ${id} is listed twice`)
     seen.add(id)
-    const documentId = at()
-    const flags = read.byte()
-    const type = TYPES[flags & 3]!
-    const stateIndex = (flags >> 2) & 1
-    const position = read.signed()
-    const eventTime = new Date(read.signed())
-    const createdAt = new Date(read.signed())
-    const updatedAt = new Date(read.signed())
-    const occurredStart = flags & HAS_OCCURRED_START ? new Date(read.signed()) : null
-    const occurredEnd = flags & HAS_OCCURRED_END ? new Date(read.signed()) : null
-    const consolidatedAt = flags & HAS_CONSOLIDATED ? new Date(read.signed()) : null
-    const [userId, agentId, sessionId, memberId, supersededBy, embedder] = [optional(), optional(), optional(), optional(), optional(), optional()]
-    const tags = Array.from({ length: read.varint() }, at)
-    const entities: Array<EntityRef> = Array.from({ length: read.varint() }, () => ({ name: at(), kind: at() }))
-    const sourceIds = Array.from({ length: read.varint() }, () => MemoryId.make(at()))
-    const words = read.bytes()
-    forEachWord(words, 0, words.length, (word) => {
-      if (word > wordCount) throw new BadBytes(`memory ${id} names word ${word} of ${wordCount}`)
-    })
-    // Without one, the index makes the vector from the words (when the embedder makes vectors so).
-    const vector = flags & HAS_VECTOR ? read.float32s() : undefined
-    const meta: MemoryMeta = {
-      id,
-      orgId: state.space.orgId,
-      spaceId: state.space.spaceId,
-      documentId,
-      type,
-      state: STATES[stateIndex]!,
-      entities,
-      tags,
-      userId,
-      agentId,
-      sessionId,
-      memberId,
-      eventTime,
-      occurredStart,
-      occurredEnd,
-      sourceIds,
-      position,
-      consolidatedAt,
-      supersededBy: supersededBy === null ? null : MemoryId.make(supersededBy),
-      createdAt,
-      updatedAt
+    ids[n] = id
+    documentIds[n] = at()
+    const flag = records.byte()
+    kinds[n] = flag & 7
+    position += records.signed()
+    eventTime += records.signed()
+    createdAt += records.signed()
+    positions[n] = position
+    eventTimes[n] = eventTime
+    createdAts[n] = createdAt
+    updatedAts[n] = createdAt + records.signed()
+    if (flag & HAS_OCCURRED_START) occurredStarts[n] = eventTime + records.signed()
+    if (flag & HAS_OCCURRED_END) occurredEnds[n] = (flag & HAS_OCCURRED_START ? occurredStarts[n]! : eventTime) + records.signed()
+    if (flag & HAS_CONSOLIDATED) consolidatedAts[n] = createdAt + records.signed()
+    for (const scope of scopes) scope[n] = optional()
+    const superseding = optional()
+    supersededBy[n] = superseding === null ? null : MemoryId.make(superseding)
+    embedders[n] = optional()
+    const tagCount = records.varint()
+    if (tagCount === 0) tags[n] = EMPTY
+    else {
+      const refs = Array.from({ length: tagCount }, () => records.below(table.length))
+      tags[n] = tagList(refs.join(","), () => refs.map((r) => table[r]!))
     }
-    const entry: SnapshotEntry = {
-      meta,
-      embedder,
-      placed: {
-        id,
-        words,
-        vector,
-        entities: [...new Set(entities.map((e) => e.name.toLowerCase()))],
-        eventTime: (occurredStart ?? eventTime).getTime(),
-        groupKey: sourceIds.length > 0 ? null : groupKeyOf(meta),
-        position,
-        active: meta.state === "active",
-        superseded: supersededBy !== null,
-        asks: (flags & ASKS) !== 0
-      }
+    const entityCount = records.varint()
+    if (entityCount === 0) {
+      entities[n] = EMPTY
+      lowered[n] = EMPTY
+    } else {
+      const refs = Array.from({ length: entityCount * 2 }, () => records.below(table.length))
+      const key = refs.join(",")
+      const list = entityList(key, () => {
+        const out: Array<EntityRef> = []
+        for (let k = 0; k < refs.length; k += 2) out.push(entityRef(`${refs[k]},${refs[k + 1]}`, () => ({ name: table[refs[k]!]!, kind: table[refs[k + 1]!]! })))
+        return out
+      })
+      entities[n] = list
+      lowered[n] = loweredList(key, () => [...new Set(list.map((e) => e.name.toLowerCase()))])
     }
-    state.restore(entry)
+    const sourceCount = records.varint()
+    sourceIds[n] = sourceCount === 0 ? EMPTY : Array.from({ length: sourceCount }, () => MemoryId.make(at()))
+    wordsAt += records.varint()
+    if (wordsAt > wordBytes.length) throw new BadBytes(`memory ${id}'s words run past the words`)
+    wordEnds[n] = wordsAt
+    if (flag & HAS_VECTOR) {
+      if (vectors === undefined || vectorsRead >= vectorCount) throw new BadBytes(`memory ${id} has a vector the body lacks`)
+      const vector = vectorReader.float32s()
+      if (vector.length !== dims) throw new BadBytes(`memory ${id}'s vector has ${vector.length} dimensions, not ${dims}`)
+      vectors.set(vector, n * dims)
+      hasVector[n] = 1
+      vectorsRead++
+    }
+    // What the index keeps that the memory's columns decide (as SpaceState.toDoc decides it).
+    indexTimes[n] = Number.isNaN(occurredStarts[n]!) ? eventTime : occurredStarts[n]!
+    const session = scopes[2]![n]!
+    if (sourceCount > 0) groups[n] = -1
+    else if (session !== null) {
+      let group = groupOfSession.get(session)
+      if (group === undefined) groupOfSession.set(session, (group = groupKeys.push(`s:${session}`) - 1))
+      groups[n] = group
+    } else {
+      let group = groupOfTime.get(eventTime)
+      if (group === undefined) groupOfTime.set(eventTime, (group = groupKeys.push(`t:${new Date(eventTime).toISOString()}`) - 1))
+      groups[n] = group
+    }
+    flags.active[n] = ((flag >> 2) & 1) === 0 ? 1 : 0
+    flags.superseded[n] = supersededBy[n] === null ? 0 : 1
+    flags.asks[n] = flag & ASKS ? 1 : 0
     if ((n + 1) % SLICE === 0) yield
   }
-  if (!read.done) throw new BadBytes("bytes left after the last memory")
+  if (!records.done) throw new BadBytes("bytes left after the last memory")
+  if (wordsAt !== wordBytes.length) throw new BadBytes("words left after the last memory")
+  if (vectorsRead !== vectorCount || !read.done) throw new BadBytes("bytes left after the last vector")
+  // Every word number must be the lexicon's.
+  let value = 0
+  let scale = 1
+  for (let i = 0; i < wordBytes.length; i++) {
+    const byte = wordBytes[i]!
+    value += (byte & 0x7f) * scale
+    if (byte & 0x80) {
+      scale *= 0x80
+      continue
+    }
+    if (value > wordCount) throw new BadBytes(`word number ${value} of ${wordCount}`)
+    value = 0
+    scale = 1
+  }
+  yield
+  state.bulkRestore(
+    {
+      ids, words: wordBytes, wordEnds, vectors, hasVector, dims, entities: lowered, eventTimes: indexTimes, groups, groupKeys,
+      positions, active: flags.active, superseded: flags.superseded, asks: flags.asks
+    },
+    {
+      ids, documentIds, kinds, entities, tags, userIds: scopes[0]!, agentIds: scopes[1]!, sessionIds: scopes[2]!, memberIds: scopes[3]!,
+      sourceIds, supersededBy, embedders, positions, eventTimes, occurredStarts, occurredEnds, consolidatedAts, createdAts, updatedAts
+    }
+  )
   return count
 }
 

@@ -8,12 +8,12 @@
 import type { MemoryId } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
-import { HybridIndex, type IndexDoc, type PlacedDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
+import { type BulkDocs, HybridIndex, type IndexDoc, type PlacedDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
 import type { WordPart } from "../retrieval/Lexicon.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { onlyAsks } from "../retrieval/Text.ts"
 import { bytesToVector, vectorToBytes } from "../../services/store/MemoryRows.ts"
-import { MemoryColumns, type MemoryMeta, type MemoryTexts } from "./MemoryColumns.ts"
+import { type BulkColumns, MemoryColumns, type MemoryMeta, type MemoryTexts } from "./MemoryColumns.ts"
 import { narrowing } from "./Selection.ts"
 
 export type { MemoryMeta, MemoryTexts } from "./MemoryColumns.ts"
@@ -198,6 +198,28 @@ export class SpaceState {
   reserve(memories: number, bytes: number) {
     this.index.reserve(memories, bytes)
     this.columns.reserve(this.index.slotCount + memories)
+  }
+
+  /** An empty state filled with a snapshot's memories at once; their texts follow from the store. */
+  bulkRestore(index: BulkDocs, columns: BulkColumns) {
+    if (this.size > 0) throw new Error("bulk restore into a non-empty state")
+    this.index.bulkLoad(index)
+    this.columns.bulkLoad(columns)
+    let next = 0
+    for (let slot = 0; slot < columns.ids.length; slot++) {
+      const id = columns.ids[slot]!
+      const documentId = columns.documentIds[slot]!
+      let members = this.documents.get(documentId)
+      if (!members) this.documents.set(documentId, (members = new Set()))
+      members.add(id)
+      for (const source of columns.sourceIds[slot]!) {
+        let dependents = this.builtOn.get(source)
+        if (!dependents) this.builtOn.set(source, (dependents = new Set()))
+        dependents.add(id)
+      }
+      if (columns.positions[slot]! >= next) next = columns.positions[slot]! + 1
+    }
+    this.next = next
   }
 
   /** A memory read back from a snapshot: its index entry as it was written, its texts to follow from the store. */

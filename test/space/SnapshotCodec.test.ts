@@ -8,7 +8,7 @@ import { Effect, Either } from "effect"
 import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { IndexedMemory } from "../../src/domain/Memory.ts"
 import { BadBytes } from "../../src/space/Binary.ts"
-import { decodeBody, encodeBody, pack, unpack } from "../../src/space/SnapshotCodec.ts"
+import { decodeBody, encodeBody, pack, SNAPSHOT_FORMAT, unpack } from "../../src/space/SnapshotCodec.ts"
 import { type IndexEmbedder, SpaceState } from "../../src/space/SpaceState.ts"
 
 const space = { orgId: OrgId.make("org_snap"), spaceId: SpaceId.make("snap") }
@@ -127,6 +127,11 @@ describe("index snapshots", () => {
         for (const id of back.missingTexts()) back.fillText(id, state.get(id)!)
         expect(back.complete).toBe(true)
         for (const memory of state.all()) expect(back.get(memory.id)).toEqual(memory)
+        // And it goes on as the original does: the same changes leave both answering the same.
+        for (const target of [state, back]) {
+          for (const memory of list.filter((_, i) => i % 9 === 2)) target.remove(memory.id)
+          for (const memory of list.filter((_, i) => i % 7 === 1)) target.put({ ...memory, id: MemoryId.make(`${memory.id}_again`), text: `${memory.text} again`, position: memory.position + 1000 })
+        }
         for (const query of ["Where does Marco live now?", "support group", "turtles jazz screenplay", "What did Melanie paint in 2023?", "banker dance"]) {
           for (const mode of ["fast", "accurate"] as const) {
             const recall = {
@@ -156,7 +161,7 @@ describe("index snapshots", () => {
       }
       // A body whose checksum holds but whose records do not: cut anywhere, it never reads back.
       const { body, memories: count } = run(encodeBody(state, true))
-      const header = { format: 1 as const, orgId: space.orgId, spaceId: space.spaceId, storeVersion: 1, embedder: derived.id, derived: true, memories: count, bodyBytes: body.length, bodySha256: "" }
+      const header = { format: SNAPSHOT_FORMAT, orgId: space.orgId, spaceId: space.spaceId, storeVersion: 1, embedder: derived.id, derived: true, memories: count, bodyBytes: body.length, bodySha256: "" }
       for (const cut of [1, Math.floor(body.length / 3), body.length - 1]) {
         expect(() => run(decodeBody(body.subarray(0, cut), new SpaceState(space, derived), header))).toThrow(BadBytes)
       }
