@@ -12,6 +12,13 @@
  * (a vacuum of it is quick). A settled write leaves its queued request (the
  * whole turn) as a dead row: vacuumed this way, the queue's table holds about
  * what is queued, not every turn ever written.
+ * A vacuum makes dead rows' room reusable but never gives it back: a table
+ * whose rows were once large (the queue's, holding whole turns until they
+ * settle) or that lost many rows keeps its size. Once writes pause, a table
+ * of some size whose file is well beyond what its live rows need (estimated
+ * from the planner's statistics: live rows x their average width plus each
+ * row's header) is rewritten (VACUUM FULL), and not again until it has grown
+ * by a quarter since.
  * Each pass is a span; a failure is logged and the loop goes on.
  */
 import { SqlClient } from "@effect/sql"
@@ -36,8 +43,20 @@ const FORCED = 5
 /** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
 const SMALL_BYTES = 32 * MB
 
+/** Below this a table is never rewritten: what it could give back is not worth a pause. */
+export const COMPACT_MIN_BYTES = 4 * MB
+/** A file this many times what its live rows need (plus a megabyte) is rewritten. */
+export const BLOATED = 1.5
+/** A row's header and line pointer, beside its columns' widths. */
+const ROW_OVERHEAD = 28
+
+/** Whether a table's file is worth rewriting: well beyond what its live rows need. */
+export const compactDue = (table: { readonly live: number; readonly bytes: number; readonly width: number }) =>
+  table.bytes >= COMPACT_MIN_BYTES && table.bytes > BLOATED * table.live * (table.width + ROW_OVERHEAD) + MB
+
+const decodeSize = decodeRows(Schema.Struct({ bytes: Int8 }))
 const decodeWal = decodeRows(Schema.Struct({ current: Int8, redo: Int8 }))
-const decodeTables = decodeRows(Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, bytes: Int8 }))
+const decodeTables = decodeRows(Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, bytes: Int8, width: Schema.NullOr(Int8) }))
 
 /** The log's position now and at the last checkpoint's redo point, in bytes. */
 const walPositions = Effect.gen(function*() {
@@ -47,27 +66,51 @@ const walPositions = Effect.gen(function*() {
   return rows[0] ?? { current: 0, redo: 0 }
 })
 
-export const layer = Layer.scopedDiscard(Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const growth = yield* StoreGrowth
-
-  const pass = Effect.gen(function*() {
+/**
+ * One pass of maintenance: what it vacuumed, rewrote and whether it
+ * checkpointed. `compactedAt` keeps each rewritten table's size just after its
+ * rewrite, from pass to pass.
+ */
+export const maintainOnce = (compactedAt: Map<string, number>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const growth = yield* StoreGrowth
     const quiet = growth.quietFor() >= QUIET_MS
     // Single-user PostgreSQL reports its table statistics only when asked to: flushed by the next statement.
     yield* sql`SELECT pg_stat_force_next_flush()`
-    const tables = yield* sql`SELECT relname AS name, n_live_tup AS live, n_dead_tup AS dead, pg_relation_size(relid) AS bytes
-      FROM pg_stat_user_tables WHERE schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
+    const tables = yield* sql`SELECT s.relname AS name, s.n_live_tup AS live, s.n_dead_tup AS dead, pg_relation_size(s.relid) AS bytes,
+        (SELECT sum(p.avg_width) FROM pg_stats p WHERE p.schemaname = 'public' AND p.tablename = s.relname) AS width
+      FROM pg_stat_user_tables s WHERE s.schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
     const vacuumed = tables.filter((t) =>
       vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * (50 + 0.2 * t.live))
     ).map((t) => t.name)
     for (const name of vacuumed) yield* sql`VACUUM ${sql(name)}`
+    // Rewrites wait for a pause in writes; a table without statistics gets them first (its rewrite waits a pass).
+    const compacted: Array<string> = []
+    if (quiet) {
+      for (const table of tables) {
+        if (table.bytes < COMPACT_MIN_BYTES || table.bytes < (compactedAt.get(table.name) ?? 0) * 1.25) continue
+        if (table.width === null) yield* sql`ANALYZE ${sql(table.name)}`
+        else if (compactDue({ ...table, width: table.width })) {
+          yield* sql`VACUUM FULL ${sql(table.name)}`
+          const after = yield* sql`SELECT pg_relation_size(${table.name}::regclass) AS bytes`.pipe(Effect.flatMap(decodeSize))
+          compactedAt.set(table.name, after[0]?.bytes ?? table.bytes)
+          compacted.push(table.name)
+        }
+      }
+    }
     const wal = yield* walPositions
     const sinceCheckpoint = wal.current - wal.redo
     // A vacuum's own log goes with the checkpoint after it.
-    const checkpointed = vacuumed.length > 0 || sinceCheckpoint >= CHECKPOINT_BYTES || (quiet && sinceCheckpoint >= QUIET_CHECKPOINT_BYTES)
+    const checkpointed = vacuumed.length > 0 || compacted.length > 0 || sinceCheckpoint >= CHECKPOINT_BYTES || (quiet && sinceCheckpoint >= QUIET_CHECKPOINT_BYTES)
     if (checkpointed) yield* sql`CHECKPOINT`
-    yield* Effect.annotateCurrentSpan({ wal_since_checkpoint: sinceCheckpoint, vacuumed: vacuumed.join(","), checkpointed })
+    yield* Effect.annotateCurrentSpan({ wal_since_checkpoint: sinceCheckpoint, vacuumed: vacuumed.join(","), compacted: compacted.join(","), checkpointed })
+    return { vacuumed, compacted, checkpointed }
   }).pipe(Effect.withSpan("Store.maintain"))
+
+export const layer = Layer.scopedDiscard(Effect.gen(function*() {
+  const context = yield* Effect.context<SqlClient.SqlClient | StoreGrowth>()
+  const pass = maintainOnce(new Map()).pipe(Effect.provide(context))
 
   const loop = Effect.gen(function*() {
     let failures = 0

@@ -1,0 +1,60 @@
+import { it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Schema } from "effect"
+import { expect } from "vitest"
+import { layerPglite } from "../../services/store/Database.ts"
+import { compactDue, maintainOnce } from "../../services/store/Maintenance.ts"
+import { StoreGrowth } from "../../services/store/Statistics.ts"
+
+const MB = 1 << 20
+
+it("a table is rewritten only when it is of some size and well beyond what its live rows need", () => {
+  // 10,000 rows of 200 bytes need about 2.3 MB.
+  expect(compactDue({ live: 10_000, bytes: 8 * MB, width: 200 })).toBe(true)
+  expect(compactDue({ live: 10_000, bytes: 4 * MB, width: 200 })).toBe(false)
+  // Small tables are left alone, however bloated.
+  expect(compactDue({ live: 10, bytes: 3 * MB, width: 200 })).toBe(false)
+  expect(compactDue({ live: 0, bytes: 4 * MB, width: 0 })).toBe(true)
+})
+
+const Size = Schema.Array(Schema.Struct({ bytes: Schema.Union(Schema.Number, Schema.NumberFromString) }))
+const tableBytes = (table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT pg_relation_size(${table}::regclass) AS bytes`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Size)),
+      Effect.map((rows) => rows[0]!.bytes)
+    ))
+
+const quietFor = { ms: 0 }
+const Growth = Layer.succeed(StoreGrowth, { wrote: () => Effect.void, quietFor: () => quietFor.ms })
+
+it.scoped("a table whose rows shrank is vacuumed while writes go on, and rewritten to its live size once they pause", () =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // Rows that hold a large payload until they settle, as the write queue's do.
+    yield* sql`CREATE TABLE queue_like (id integer PRIMARY KEY, request text)`
+    yield* sql`INSERT INTO queue_like SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 8000) g`
+    yield* sql`UPDATE queue_like SET request = NULL`
+    const grown = yield* tableBytes("queue_like")
+    expect(grown).toBeGreaterThan(10 * MB)
+
+    const compactedAt = new Map<string, number>()
+    // Writes going on: the dead rows are vacuumed (the table is small enough), nothing is rewritten.
+    quietFor.ms = 0
+    const busy = yield* maintainOnce(compactedAt)
+    expect(busy.vacuumed).toContain("queue_like")
+    expect(busy.compacted).toEqual([])
+    expect(yield* tableBytes("queue_like")).toBe(grown)
+
+    // Writes paused: statistics first if the table has none, then the rewrite.
+    quietFor.ms = 60_000
+    let rewritten = false
+    for (let pass = 0; pass < 3 && !rewritten; pass++) rewritten = (yield* maintainOnce(compactedAt)).compacted.includes("queue_like")
+    expect(rewritten).toBe(true)
+    const after = yield* tableBytes("queue_like")
+    expect(after).toBeLessThan(MB)
+    expect(yield* sql`SELECT count(*)::int AS n FROM queue_like`).toEqual([{ n: 8000 }])
+
+    // Nothing more to give back: the next pass leaves it.
+    expect((yield* maintainOnce(compactedAt)).compacted).toEqual([])
+  }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
