@@ -10,7 +10,7 @@ import type { MemoryId, SpaceRef } from "../../src/domain/Ids.ts"
 import { MemoryId as MemoryIdSchema, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import type { EntityRef, IndexedMemory, Memory } from "../../src/domain/Memory.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
-import { INDEX_COLUMNS, IndexedMemoryFromRow, insertedMemory, vectorToBytes } from "./MemoryRows.ts"
+import { entitiesColumn, INDEX_COLUMNS, IndexedMemoryFromRow, insertedMemory, vectorToBytes } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 
 /** The document every synthesis of a space belongs to (the `svc:` prefix is reserved: no caller can write it). */
@@ -76,7 +76,7 @@ const record = (s: Synthesis, position: number) => ({
   id: s.id,
   type: s.type,
   text: s.text,
-  entities: s.entities,
+  entities: entitiesColumn(s.entities),
   metadata: s.metadata,
   tags: s.tags,
   user_id: s.userId,
@@ -138,7 +138,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             m.entities, m.metadata, m.tags, m.user_id, m.agent_id, to_timestamp(m.event_time / 1000),
             to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000), m.source_ids, m.position,
             decode(m.embedding, 'base64'), m.embedder, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS m(id text, type text, text text, entities jsonb,
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS m(id text, type text, text text, entities text,
             metadata jsonb, tags text[], user_id text, agent_id text, event_time float8, occurred_start float8,
             occurred_end float8, source_ids text[], position integer, embedding text, embedder text)
           ORDER BY m.position`
@@ -166,7 +166,7 @@ export class ConsolidationRepo extends Effect.Service<ConsolidationRepo>()("engr
             source_ids = v.source_ids, embedding = decode(v.embedding, 'base64'), embedder = v.embedder,
             updated_at = ${now}::timestamptz
           FROM jsonb_to_recordset(${JSON.stringify(changes.map(({ after }) => record(after, 0)))}::jsonb)
-            AS v(id text, text text, entities jsonb, metadata jsonb, tags text[], event_time float8, occurred_start float8,
+            AS v(id text, text text, entities text, metadata jsonb, tags text[], event_time float8, occurred_start float8,
               occurred_end float8, source_ids text[], embedding text, embedder text)
           WHERE m.id = v.id AND m.org_id = ${space.orgId} AND m.space_id = ${space.spaceId}
           `

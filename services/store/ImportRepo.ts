@@ -10,6 +10,7 @@ import { Effect, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { DocumentLine, MemoryLine, ModelLine, SettingsLine } from "../../src/domain/ExportFormat.ts"
 import { entityKeys, makeEntityStatements } from "./EntityRows.ts"
+import { entitiesColumn } from "./MemoryRows.ts"
 
 const encodeDocument = Schema.encodeSync(DocumentLine)
 const encodeMemory = Schema.encodeSync(MemoryLine)
@@ -44,11 +45,12 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("engram/store/Impor
               m.embedding_model, m.consolidated_at, m.superseded_by, m.created_at, m.updated_at
             FROM jsonb_to_recordset(${JSON.stringify(encoded.map(({ history: _, ...memory }) => ({
               ...memory,
+              entities: entitiesColumn(memory.entities),
               // A raw memory (no sources) is counted in the graph by these; a synthesis is not.
               entity_keys: memory.source_ids.length === 0 ? entityKeys(memory.entities) : []
             })))}::jsonb)
               AS m(id text, document_id text, text text, source_text text, context text, type text, state text,
-                entities jsonb, entity_keys text[], metadata jsonb, tags text[], user_id text, agent_id text, session_id text, member_id text,
+                entities text, entity_keys text[], metadata jsonb, tags text[], user_id text, agent_id text, session_id text, member_id text,
                 event_time timestamptz, occurred_start timestamptz, occurred_end timestamptz, source_ids text[],
                 position integer, embedding text, embedding_model text, consolidated_at timestamptz, superseded_by text,
                 created_at timestamptz, updated_at timestamptz)`

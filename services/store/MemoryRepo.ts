@@ -138,7 +138,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
               m.position, decode(m.embedding, 'base64'), m.embedder,
               ${now}::timestamptz, ${now}::timestamptz
             FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
-              source_text text, source_diff text, context text, type text, entities jsonb, entity_keys text[], metadata jsonb, tags text[], user_id text,
+              source_text text, source_diff text, context text, type text, entities text, entity_keys text[], metadata jsonb, tags text[], user_id text,
               agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
               occurred_end float8, position integer, embedding text, embedder text)
             ORDER BY m.position

@@ -11,6 +11,22 @@ import { Bytea, Int8, Timestamptz } from "./Columns.ts"
 import { entityKeys } from "./EntityRows.ts"
 import { applySourceDiff, sourceDiff } from "./SourceDiff.ts"
 
+/**
+ * The entities column: `[["name","kind"],...]` as JSON text, NULL when a
+ * memory names none (0017_entities_text).
+ */
+export const EntitiesColumn = Schema.transform(
+  Schema.NullOr(Schema.parseJson(Schema.Array(Schema.Tuple(Schema.String, Schema.String)))),
+  Schema.Array(EntityRef),
+  {
+    strict: true,
+    decode: (pairs) => (pairs ?? []).map(([name, kind]) => ({ name, kind })),
+    encode: (entities) => (entities.length === 0 ? null : entities.map((e) => [e.name, e.kind] as const))
+  }
+)
+/** Entities as the column holds them, for a record written through jsonb_to_recordset (`entities text`). */
+export const entitiesColumn = Schema.encodeSync(EntitiesColumn)
+
 const MemoryColumns = Schema.Struct({
   id: Schema.String,
   org_id: Schema.String,
@@ -22,7 +38,7 @@ const MemoryColumns = Schema.Struct({
   context: Schema.String,
   type: MemoryType,
   state: MemoryState,
-  entities: Schema.Array(EntityRef),
+  entities: EntitiesColumn,
   metadata: Metadata,
   tags: Schema.Array(Schema.String),
   user_id: Schema.NullOr(Schema.String),
@@ -199,7 +215,7 @@ export const memoryRecord = (documentId: string, position: number, m: NewMemory)
   source_diff: diff,
   context: m.context,
   type: m.type,
-  entities: m.entities,
+  entities: entitiesColumn(m.entities),
   // A written memory is raw (no sources): the graph counts it by these.
   entity_keys: entityKeys(m.entities),
   metadata: m.metadata,

@@ -17,6 +17,7 @@ import m0013 from "./migrations/0013_portability.ts"
 import m0014 from "./migrations/0014_oauth.ts"
 import m0015 from "./migrations/0015_index_snapshots.ts"
 import m0016 from "./migrations/0016_compact_storage.ts"
+import m0017 from "./migrations/0017_entities_text.ts"
 
 const run = Migrator.make({})
 
@@ -37,7 +38,8 @@ const MIGRATIONS = {
   "0013_portability": m0013,
   "0014_oauth": m0014,
   "0015_index_snapshots": m0015,
-  "0016_compact_storage": m0016
+  "0016_compact_storage": m0016,
+  "0017_entities_text": m0017
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */
