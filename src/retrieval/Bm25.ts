@@ -104,11 +104,13 @@ export class Bm25 {
 
   /**
    * Fills an empty index with `count` documents at slots 0..count-1 at once:
-   * `termsOf(slot, visit)` calls `visit(term)` for every term of the
-   * document, in order. Each posting is made at its final size (a count of
-   * its documents first), instead of grown one document at a time.
+   * `termsOf(slot, out)` writes every term of the document, in order, into
+   * `out` from its start (growing it by answering a larger array when it is
+   * too small) and answers `[terms, out]`. Each posting is made at its final
+   * size (a count of its documents first), instead of grown one document at
+   * a time.
    */
-  bulk(count: number, terms: number, termsOf: (slot: number, visit: (term: number) => void) => void) {
+  bulk(count: number, terms: number, termsOf: (slot: number, out: Int32Array) => readonly [number, Int32Array]) {
     if (this.lastSlot >= 0) throw new Error("BM25 bulk load into a non-empty index")
     const documentsOf = new Int32Array(terms + 1)
     const byTerm = new Int32Array(terms + 1)
@@ -117,24 +119,28 @@ export class Bm25 {
     let used = 0
     const firstPair = new Int32Array(count + 1)
     this.lengths = new Int32Array(Math.max(count, 64))
-    const touched: Array<number> = []
+    let docTerms: Int32Array = new Int32Array(1024)
     for (let slot = 0; slot < count; slot++) {
       firstPair[slot] = used / 2
-      touched.length = 0
-      let length = 0
-      termsOf(slot, (term) => {
-        if (byTerm[term] === 0) touched.push(term)
-        byTerm[term]!++
-        length++
-      })
-      if (used + touched.length * 2 > pairs.length) {
-        const bigger = new Int32Array(Math.max(pairs.length * 2, used + touched.length * 2))
+      const [length, out] = termsOf(slot, docTerms)
+      docTerms = out
+      if (used + length * 2 > pairs.length) {
+        const bigger = new Int32Array(Math.max(pairs.length * 2, used + length * 2))
         bigger.set(pairs)
         pairs = bigger
       }
-      for (const term of touched) {
-        pairs[used++] = term
-        pairs[used++] = byTerm[term]!
+      // A term's first occurrence takes its pair; the count is filled in after.
+      for (let i = 0; i < length; i++) {
+        const term = docTerms[i]!
+        if (byTerm[term] === 0) {
+          pairs[used] = term
+          used += 2
+        }
+        byTerm[term]!++
+      }
+      for (let k = firstPair[slot]! * 2; k < used; k += 2) {
+        const term = pairs[k]!
+        pairs[k + 1] = byTerm[term]!
         byTerm[term] = 0
         documentsOf[term]!++
       }

@@ -123,6 +123,8 @@ export interface HybridIndexOptions {
 
 /** How many of the best candidates bring their neighbours into the pool (accurate mode). */
 const EXPANSION = 30
+/** Memories whose vectors the kernel makes in one go when a space is restored in bulk. */
+const DERIVE_BATCH = 512
 /** Group positions this close are neighbours: in a dialogue, a speaker's previous turn is two back. */
 const REACH = 2
 /** Holes are closed once they are this many and a quarter of the slots. */
@@ -315,35 +317,8 @@ export class HybridIndex {
    * as a Float32Array sum is: the vector the embedder answers, bit for bit.
    */
   private derive(words: Uint8Array): Float32Array {
-    const sums = (this.partSums ??= new PartSums(this.dimensions))
-    let ids = this.partIds
-    let count = 0
-    let id = 0
-    let scale = 1
-    for (let i = 0; i < words.length; i++) {
-      const byte = words[i]!
-      id += (byte & 0x7f) * scale
-      if (byte & 0x80) {
-        scale *= 0x80
-        continue
-      }
-      if (id === SEPARATOR) break
-      const word = id
-      id = 0
-      scale = 1
-      if (!sums.has(word)) {
-        const part = this.lexicon.part(word)
-        if (part === undefined) continue
-        sums.set(word, part.weight, part.vector)
-      }
-      if (count === ids.length) {
-        const bigger = new Int32Array(ids.length * 2)
-        bigger.set(ids)
-        this.partIds = ids = bigger
-      }
-      ids[count++] = word
-    }
-    return normalize(sums.sum(ids, count))
+    const count = this.partsOf(words, 0, words.length, 0)
+    return normalize(this.partSums!.sum(this.partIds, count))
   }
 
   setVector(id: string, vector: Float32Array) {
@@ -421,10 +396,14 @@ export class HybridIndex {
     }
     this.entityLists = [...docs.entities]
     const { bytes, lexicon, starts, ends } = this
-    this.bm25.bulk(count, lexicon.terms, (slot, visit) => {
+    this.bm25.bulk(count, lexicon.terms, (slot, out) => {
       let id = 0
       let scale = 1
-      for (let i = starts[slot]!; i < ends[slot]!; i++) {
+      let length = 0
+      const end = ends[slot]!
+      // At most one term a byte.
+      if (end - starts[slot]! > out.length) out = new Int32Array(Math.max(out.length * 2, end - starts[slot]!))
+      for (let i = starts[slot]!; i < end; i++) {
         const byte = bytes[i]!
         id += (byte & 0x7f) * scale
         if (byte & 0x80) {
@@ -434,17 +413,70 @@ export class HybridIndex {
         const term = id === SEPARATOR ? 0 : lexicon.term(id)
         id = 0
         scale = 1
-        if (term !== 0) visit(term)
+        if (term !== 0) out[length++] = term
       }
+      return [length, out] as const
     })
     this.vectors.reserve(count)
-    for (let slot = 0; slot < count; slot++) {
-      const stored = docs.hasVector[slot] === 1 && docs.vectors !== undefined
-        ? docs.vectors.subarray(slot * docs.dims, (slot + 1) * docs.dims)
-        : undefined
-      const vector = stored ?? (this.derives ? this.derive(bytes.subarray(starts[slot]!, ends[slot]!)) : undefined)
-      if (vector) this.vectors.set(slot, vector)
+    // Vectors made from words go through the kernel a batch at a time (as `derive` makes each, bit for bit).
+    const batch = new Int32Array(DERIVE_BATCH)
+    const offsets = new Int32Array(DERIVE_BATCH + 1)
+    for (let from = 0; from < count; from += DERIVE_BATCH) {
+      const to = Math.min(count, from + DERIVE_BATCH)
+      let texts = 0
+      let total = 0
+      for (let slot = from; slot < to; slot++) {
+        if (docs.hasVector[slot] === 1 && docs.vectors !== undefined) {
+          this.vectors.set(slot, docs.vectors.subarray(slot * docs.dims, (slot + 1) * docs.dims))
+          continue
+        }
+        if (!this.derives) continue
+        offsets[texts] = total
+        total = this.partsOf(bytes, starts[slot]!, ends[slot]!, total)
+        batch[texts++] = slot
+      }
+      if (texts === 0) continue
+      offsets[texts] = total
+      const sums = this.partSums!.sumMany(this.partIds, offsets, texts)
+      const width = this.partSums!.width
+      for (let k = 0; k < texts; k++) this.vectors.set(batch[k]!, normalize(sums.subarray(k * width, k * width + this.dimensions)))
     }
+  }
+
+  /**
+   * Appends to `partIds` from `at` the word numbers of the words in
+   * `bytes[start, end)` that have parts (up to the separator), giving the
+   * kernel each word's part the first time; answers where the next go.
+   */
+  private partsOf(bytes: Uint8Array, start: number, end: number, at: number): number {
+    const sums = (this.partSums ??= new PartSums(this.dimensions))
+    let count = at
+    let id = 0
+    let scale = 1
+    for (let i = start; i < end; i++) {
+      const byte = bytes[i]!
+      id += (byte & 0x7f) * scale
+      if (byte & 0x80) {
+        scale *= 0x80
+        continue
+      }
+      if (id === SEPARATOR) break
+      const word = id
+      id = 0
+      scale = 1
+      if (!sums.has(word)) {
+        const part = this.lexicon.part(word)
+        if (part === undefined) continue
+        sums.set(word, part.weight, part.vector)
+      }
+      if (count === this.partIds.length) {
+        const bigger = new Int32Array(this.partIds.length * 2)
+        bigger.set(this.partIds)
+        this.partIds = bigger
+      }
+      this.partIds[count++] = word
+    }
+    return count
   }
 
   private groupId(key: string) {

@@ -305,6 +305,42 @@ export class PartSums {
     kernel.derive(this.stride * 4, count, this.entriesAt, this.entrySize, this.stride, 0)
     return new Float32Array(buffer, 0, this.stride).slice(0, this.dims)
   }
+
+  /**
+   * The sums of many texts at once, each as `sum` makes it: text i's word
+   * numbers are `ids[offsets[i]]` up to `ids[offsets[i + 1]]` (each given with
+   * `set`). Answers `stride` floats per text, not yet normalised: with the
+   * kernel, a view of its memory, good until the next call.
+   */
+  sumMany(ids: Int32Array, offsets: Int32Array, texts: number): Float32Array {
+    const total = offsets[texts]!
+    const kernel = this.kernel
+    if (kernel === undefined) {
+      const out = new Float32Array(texts * this.stride)
+      for (let i = 0; i < texts; i++) {
+        out.set(this.sum(ids.subarray(offsets[i]!, offsets[i + 1]!), offsets[i + 1]! - offsets[i]!), i * this.stride)
+      }
+      return out
+    }
+    // Past the entries (every word of these texts is set already): the sums, then the word numbers.
+    const outAt = Math.ceil((this.entriesAt + this.capacity * this.entrySize) / 16) * 16
+    const tokensAt = outAt + texts * this.stride * 4
+    this.room(tokensAt + total * 4)
+    const buffer = kernel.memory.buffer
+    const out = new Float32Array(buffer, outAt, texts * this.stride)
+    out.fill(0)
+    new Int32Array(buffer, tokensAt, total).set(ids.subarray(0, total))
+    for (let i = 0; i < texts; i++) {
+      const from = offsets[i]!
+      kernel.derive(tokensAt + from * 4, offsets[i + 1]! - from, this.entriesAt, this.entrySize, this.stride, outAt + i * this.stride * 4)
+    }
+    return out
+  }
+
+  /** Floats per text in `sumMany`'s answer. */
+  get width() {
+    return this.stride
+  }
 }
 
 /**
@@ -332,8 +368,14 @@ export class VectorStore {
   /** The vectors, for reading and writing (a view: taken again after `ensure`). */
   get data(): Float32Array {
     if (this.kernel === undefined) return this.plain
-    return new Float32Array(this.kernel.memory.buffer, this.vectorsAt, this.capacity * this.stride)
+    // One view until the memory grows or the room does (a view per call cost a third of a bulk restore's vectors).
+    const buffer = this.kernel.memory.buffer
+    if (this.view === undefined || this.view.buffer !== buffer || this.view.length !== this.capacity * this.stride) {
+      this.view = new Float32Array(buffer, this.vectorsAt, this.capacity * this.stride)
+    }
+    return this.view
   }
+  private view: Float32Array | undefined
 
   get slots() {
     return this.capacity

@@ -45,7 +45,8 @@ const TEXTS = [
 ]
 
 const memories = (embedder: IndexEmbedder): Array<IndexedMemory> =>
-  Array.from({ length: 60 }, (_, i): IndexedMemory => {
+  // Enough memories that a restore makes their vectors in several batches.
+  Array.from({ length: 1200 }, (_, i): IndexedMemory => {
     // Every seventh memory only asks ("Where does Marco live now?"), which ranks it lower.
     const text = i % TEXTS.length === 2 ? TEXTS[2]! : `${TEXTS[i % TEXTS.length]!} (note ${i})`
     const at = new Date(Date.UTC(2023, i % 12, 1 + (i % 27), 10, i))
