@@ -52,6 +52,9 @@ const find = (posting: Posting, slot: number) => {
   return -1
 }
 
+/** Documents between two pauses of a bulk load. */
+const PAUSE_EVERY = 4096
+
 export class Bm25 {
   /** By term number. */
   private postings: Array<Posting | undefined> = []
@@ -108,9 +111,10 @@ export class Bm25 {
    * `out` from its start (growing it by answering a larger array when it is
    * too small) and answers `[terms, out]`. Each posting is made at its final
    * size (a count of its documents first), instead of grown one document at
-   * a time.
+   * a time. A generator: it pauses every few thousand documents (the caller
+   * decides whether to give pending I/O a turn).
    */
-  bulk(count: number, terms: number, termsOf: (slot: number, out: Int32Array) => readonly [number, Int32Array]) {
+  *bulk(count: number, terms: number, termsOf: (slot: number, out: Int32Array) => readonly [number, Int32Array]): Generator<void, void> {
     if (this.lastSlot >= 0) throw new Error("BM25 bulk load into a non-empty index")
     const documentsOf = new Int32Array(terms + 1)
     const byTerm = new Int32Array(terms + 1)
@@ -146,6 +150,7 @@ export class Bm25 {
       }
       this.lengths[slot] = length
       this.totalLength += length
+      if ((slot + 1) % PAUSE_EVERY === 0) yield
     }
     firstPair[count] = used / 2
     // Pass 2: postings at their final size, filled in slot order (so ascending).
@@ -159,6 +164,7 @@ export class Bm25 {
         posting.slots[posting.length] = slot
         posting.counts[posting.length++] = pairs[2 * k + 1]!
       }
+      if ((slot + 1) % PAUSE_EVERY === 0) yield
     }
     this.documents = count
     this.lastSlot = count - 1

@@ -370,7 +370,7 @@ export class HybridIndex {
    * from words (or stored ones copied). The index is what upserting each
    * document in order would have made.
    */
-  bulkLoad(docs: BulkDocs) {
+  *bulkLoad(docs: BulkDocs): Generator<void, void> {
     if (this.next > 0) throw new Error("bulk load into a non-empty index")
     const count = docs.ids.length
     this.ids = [...docs.ids]
@@ -396,7 +396,8 @@ export class HybridIndex {
     }
     this.entityLists = [...docs.entities]
     const { bytes, lexicon, starts, ends } = this
-    this.bm25.bulk(count, lexicon.terms, (slot, out) => {
+    yield
+    yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => {
       let id = 0
       let scale = 1
       let length = 0
@@ -440,6 +441,7 @@ export class HybridIndex {
       const sums = this.partSums!.sumMany(this.partIds, offsets, texts)
       const width = this.partSums!.width
       for (let k = 0; k < texts; k++) this.vectors.set(batch[k]!, normalize(sums.subarray(k * width, k * width + this.dimensions)))
+      yield
     }
   }
 

@@ -79,8 +79,12 @@ export class ByteReader {
   private at = 0
   private readonly view: DataView
 
+  private readonly latin1: Buffer
+
   constructor(private readonly buffer: Uint8Array) {
     this.view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+    // The same bytes, not a copy.
+    this.latin1 = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength)
   }
 
   get done() {
@@ -129,6 +133,24 @@ export class ByteReader {
   }
 
   string(): string {
+    const from = this.at
+    const length = this.varint()
+    this.need(length)
+    const start = this.at
+    const end = start + length
+    // ASCII (ids, most words) is its own Latin-1: no decoder, no view of the bytes.
+    let ascii = true
+    for (let i = start; i < end; i++) {
+      if (this.buffer[i]! >= 0x80) {
+        ascii = false
+        break
+      }
+    }
+    if (ascii) {
+      this.at = end
+      return this.latin1.toString("latin1", start, end)
+    }
+    this.at = from
     try {
       return fromUtf8.decode(this.bytes())
     } catch (cause) {

@@ -19,13 +19,24 @@ import type { SpaceState } from "./SpaceState.ts"
 export const snapshotsSaved = Metric.counter("engram_space_snapshots_saved", { description: "Index snapshots written" })
 export const snapshotBytes = Metric.gauge("engram_space_snapshot_bytes", { description: "Size of the last index snapshot written" })
 
-/** Runs a slicing generator to its end, giving pending I/O a turn at every pause. */
+/** The longest a slicing generator runs on before pending I/O gets a turn. */
+export const SLICE_MS = 12
+
+/**
+ * Runs a slicing generator to its end, giving pending I/O a turn at the first
+ * pause after every SLICE_MS of work: often enough that other spaces' recalls
+ * wait little, seldom enough that a wake is not starved by them.
+ */
 export const inSlices = <A>(steps: Generator<void, A>) =>
   Effect.gen(function*() {
+    let since = performance.now()
     for (;;) {
       const next = steps.next()
       if (next.done) return next.value
-      yield* yieldToIo
+      if (performance.now() - since >= SLICE_MS) {
+        yield* yieldToIo
+        since = performance.now()
+      }
     }
   })
 

@@ -135,7 +135,7 @@ const sharing = <A>() => {
 
 /**
  * Reads a body into `state` (empty, made with the same embedder), in
- * slices, then fills the state at once (SpaceState.bulkRestore). Throws
+ * slices, then fills the state in bulk, in slices too (SpaceState.bulkRestore). Throws
  * BadBytes when the body does not read back whole.
  */
 export function* decodeBody(body: Uint8Array, state: SpaceState, header: SnapshotHeader): Generator<void, number> {
@@ -285,7 +285,7 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
     scale = 1
   }
   yield
-  state.bulkRestore(
+  yield* state.bulkRestore(
     {
       ids, words: wordBytes, wordEnds, vectors, hasVector, dims, entities: lowered, eventTimes: indexTimes, groups, groupKeys,
       positions, active: flags.active, superseded: flags.superseded, asks: flags.asks

@@ -201,10 +201,11 @@ export class SpaceState {
   }
 
   /** An empty state filled with a snapshot's memories at once; their texts follow from the store. */
-  bulkRestore(index: BulkDocs, columns: BulkColumns) {
+  *bulkRestore(index: BulkDocs, columns: BulkColumns): Generator<void, void> {
     if (this.size > 0) throw new Error("bulk restore into a non-empty state")
-    this.index.bulkLoad(index)
+    yield* this.index.bulkLoad(index)
     this.columns.bulkLoad(columns)
+    yield
     let next = 0
     for (let slot = 0; slot < columns.ids.length; slot++) {
       const id = columns.ids[slot]!
