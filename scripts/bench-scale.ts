@@ -3,7 +3,8 @@
  * (p50/p95, query embedding included) and server RSS for one space of N
  * generated memories on the embedded default: while consolidation works
  * through them (from its first run until none is pending), then settled;
- * and the entity graph's latency (`GET .../graph`, the whole graph and a filtered one).
+ * the entity graph's latency (`GET .../graph`, the whole graph and a filtered
+ * one); then, after a restart, the first retrieve (the space waking) and RSS.
  * `--text vocabulary` writes sentences of a real vocabulary instead of the
  * default synthetic ones (a few dozen words): words drawn Zipf-like from the
  * word vectors' 100,000 most frequent, with tens of thousands of invented
@@ -190,6 +191,16 @@ try {
     graphLatencies.push(performance.now() - t)
   }
   const notes = await server.call("GET", "/v1/spaces/scale/memories?type=note&limit=1")
+  const stored = (await server.call("GET", "/v1/spaces/scale/memories?limit=1")).total as number
+  const rssServing = server.rssMb()
+  // A restart, then the space wakes on its first retrieve (from its index snapshot, or from the store).
+  await server.restart()
+  const wakeStarted = performance.now()
+  await server.call("POST", "/v1/retrieve", question())
+  const wakeMs = performance.now() - wakeStarted
+  const rssWoken = server.rssMb()
+  const afterWake: Array<number> = []
+  for (let q = 0; q < Math.min(queries, 100); q++) afterWake.push(await timed())
   const summary = {
     memories: total,
     text,
@@ -206,7 +217,12 @@ try {
     graph_p95_ms: Number(percentile(graphLatencies, 95).toFixed(1)),
     graph_entities: graph.total_entities,
     graph_edges: graph.total_edges,
-    server_rss_mb: Math.round(server.rssMb()),
+    memories_stored: stored,
+    server_rss_mb: Math.round(rssServing),
+    wake_first_retrieve_ms: Math.round(wakeMs),
+    rss_woken_mb: Math.round(rssWoken),
+    retrieve_after_wake_p95_ms: Number(percentile(afterWake, 95).toFixed(1)),
+    rss_after_wake_queries_mb: Math.round(server.rssMb()),
     data_dir_mb: Number((directoryBytes(server.dataDir) / 1048576).toFixed(1)),
     text_mb: Number((written / 1048576).toFixed(1)),
     ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
@@ -218,7 +234,8 @@ try {
     `while consolidating (${summary.consolidating_queries} queries, ${consolidatedDuring} facts consolidated meanwhile): ` +
     `p50 ${summary.consolidating_retrieve_p50_ms} ms, p95 ${summary.consolidating_retrieve_p95_ms} ms; ${summary.notes} notes; ` +
     `graph p50 ${summary.graph_p50_ms} ms, p95 ${summary.graph_p95_ms} ms (${summary.graph_entities} entities, ${summary.graph_edges} edges); ` +
-    `server RSS ${summary.server_rss_mb} MB; DATA_DIR ${summary.data_dir_mb} MB for ${summary.text_mb} MB of text; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s ` +
+    `${stored} memories; server RSS ${summary.server_rss_mb} MB; wake (first retrieve after a restart) ${summary.wake_first_retrieve_ms} ms, ` +
+    `RSS ${summary.rss_woken_mb} MB woken, ${summary.rss_after_wake_queries_mb} MB after ${afterWake.length} queries (p95 ${summary.retrieve_after_wake_p95_ms} ms); DATA_DIR ${summary.data_dir_mb} MB for ${summary.text_mb} MB of text; stored ${summary.ingest_stored_per_s} ${turnChars > 0 ? "turns" : "memories"}/s ` +
     `(${single === null ? "batches of 100" : `one ${single} write per request`}, built in ${summary.build_seconds} s, ` +
     `${ingestCpuMsPerItem ?? "?"} ms of server CPU per ${turnChars > 0 ? "turn" : "memory"})`)
   if (asJson) console.log(JSON.stringify(summary))
