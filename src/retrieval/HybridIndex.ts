@@ -187,6 +187,7 @@ export class HybridIndex {
   private partIds = new Int32Array(256)
   // A document's terms counted without a map: counts by term number, and the terms touched, in order.
   private termCounts = new Int32Array(1024)
+  private termBuffer: Int32Array = new Int32Array(256)
   private readonly touched: Array<number> = []
   private readonly counts: Array<number> = []
 
@@ -283,13 +284,37 @@ export class HybridIndex {
     const { counts, lexicon, touched } = this
     if (this.termCounts.length <= lexicon.terms) this.termCounts = grown(this.termCounts, lexicon.terms + 1, (n) => new Int32Array(n))
     const byTerm = this.termCounts
-    let length = 0
+    const [length, terms] = this.termsOf(words, 0, words.length, this.termBuffer)
+    this.termBuffer = terms
     touched.length = 0
-    // The varints read inline (as forEachWord does): this runs for every document a snapshot brings back.
+    for (let i = 0; i < length; i++) {
+      const term = terms[i]!
+      if (byTerm[term] === 0) touched.push(term)
+      byTerm[term]!++
+    }
+    counts.length = touched.length
+    for (let k = 0; k < touched.length; k++) {
+      counts[k] = byTerm[touched[k]!]!
+      byTerm[touched[k]!] = 0
+    }
+    this.bm25.add(slot, touched, counts, touched.length, length)
+  }
+
+  /**
+   * The BM25 terms of the words in `bytes[start, end)`, in order, written into
+   * `out` from its start (a larger array answered when it is too small):
+   * `[how many, the array]`. The varints are read inline (as forEachWord
+   * does): this runs for every document a snapshot brings back.
+   */
+  private termsOf(bytes: Uint8Array, start: number, end: number, out: Int32Array): readonly [number, Int32Array] {
+    const lexicon = this.lexicon
+    // At most one term a byte.
+    if (end - start > out.length) out = new Int32Array(Math.max(out.length * 2, end - start))
+    let length = 0
     let id = 0
     let scale = 1
-    for (let i = 0; i < words.length; i++) {
-      const byte = words[i]!
+    for (let i = start; i < end; i++) {
+      const byte = bytes[i]!
       id += (byte & 0x7f) * scale
       if (byte & 0x80) {
         scale *= 0x80
@@ -298,17 +323,9 @@ export class HybridIndex {
       const term = id === SEPARATOR ? 0 : lexicon.term(id)
       id = 0
       scale = 1
-      if (term === 0) continue
-      if (byTerm[term] === 0) touched.push(term)
-      byTerm[term]!++
-      length++
+      if (term !== 0) out[length++] = term
     }
-    counts.length = touched.length
-    for (let k = 0; k < touched.length; k++) {
-      counts[k] = byTerm[touched[k]!]!
-      byTerm[touched[k]!] = 0
-    }
-    this.bm25.add(slot, touched, counts, touched.length, length)
+    return [length, out]
   }
 
   /**
@@ -397,27 +414,7 @@ export class HybridIndex {
     this.entityLists = [...docs.entities]
     const { bytes, lexicon, starts, ends } = this
     yield
-    yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => {
-      let id = 0
-      let scale = 1
-      let length = 0
-      const end = ends[slot]!
-      // At most one term a byte.
-      if (end - starts[slot]! > out.length) out = new Int32Array(Math.max(out.length * 2, end - starts[slot]!))
-      for (let i = starts[slot]!; i < end; i++) {
-        const byte = bytes[i]!
-        id += (byte & 0x7f) * scale
-        if (byte & 0x80) {
-          scale *= 0x80
-          continue
-        }
-        const term = id === SEPARATOR ? 0 : lexicon.term(id)
-        id = 0
-        scale = 1
-        if (term !== 0) out[length++] = term
-      }
-      return [length, out] as const
-    })
+    yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => this.termsOf(bytes, starts[slot]!, ends[slot]!, out))
     this.vectors.reserve(count)
     // Vectors made from words go through the kernel a batch at a time (as `derive` makes each, bit for bit).
     const batch = new Int32Array(DERIVE_BATCH)
