@@ -25,8 +25,6 @@ export const READ_PRIORITY_LIMIT = Duration.millis(50)
 export class ReadPriority extends Effect.Service<ReadPriority>()("engram/EventLoop/ReadPriority", {
   sync: () => {
     let reading = 0
-    /** When the last recall ended (performance.now()). */
-    let lastReadAt = -Infinity
     let waiters: Array<() => void> = []
     const release = () => {
       const ready = waiters
@@ -50,12 +48,9 @@ export class ReadPriority extends Effect.Service<ReadPriority>()("engram/EventLo
           () =>
             Effect.sync(() => {
               reading--
-              lastReadAt = performance.now()
               if (reading === 0) setImmediate(() => reading === 0 && release())
             })
         ),
-      /** Whether a recall is in progress or ended within the last `ms` milliseconds. */
-      readRecently: (ms: number) => reading > 0 || performance.now() - lastReadAt <= ms,
       /** Before a heavy write step: let recalls in progress finish (at most READ_PRIORITY_LIMIT), then a turn of its own. */
       beforeHeavyWrite: idle.pipe(Effect.timeoutOption(READ_PRIORITY_LIMIT), Effect.zipRight(yieldToIo))
     }

@@ -30,15 +30,6 @@ import type { PreparedItem } from "./WritePreparation.ts"
 
 /** Queued items stored per transaction: the statements per group stay constant, so a larger group amortises them. */
 export const QUEUED_GROUP_SIZE = 50
-/**
- * Items stored per transaction while recalls are being served: on the
- * embedded store a transaction holds the one connection (and, statement by
- * statement, the event loop) that a recall's metering needs, so recalls wait
- * for a fifth of a group instead of a whole one.
- */
-export const RECALLING_GROUP_SIZE = 10
-/** Recalls this recent count as being served. */
-const RECALLING_MS = 1_000
 
 export const makeDrain = (deps: {
   readonly space: SpaceRef
@@ -51,8 +42,6 @@ export const makeDrain = (deps: {
     items: ReadonlyArray<QueuedItem>,
     settings: ExtractionSettingsValues
   ) => Effect.Effect<ReadonlyArray<PreparedItem>, ServiceUnavailable>
-  /** Whether recalls are being served (a recall in progress or ended within `ms`): groups are then stored in smaller transactions. */
-  readonly readRecently?: (ms: number) => boolean
 }): Effect.Effect<{ readonly step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { jobs, prepareGroup, settings, space, writer } = deps
@@ -118,12 +107,7 @@ export const makeDrain = (deps: {
         Effect.onError(() => dropAhead)
       )
       // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
-      // While recalls are served, a few items a transaction (each item's memories and its settling stay in one).
-      for (let from = 0; from < group.length;) {
-        const size = deps.readRecently?.(RECALLING_MS) === true ? RECALLING_GROUP_SIZE : group.length
-        yield* Effect.onError(store(group.slice(from, from + size), prepared.slice(from, from + size)), () => dropAhead)
-        from += size
-      }
+      yield* Effect.onError(store(group, prepared), () => dropAhead)
       yield* yieldToIo
       // Everything read is stored or being prepared: with nothing ahead the queue held no more than this group,
       // and a write queued since sent its own wake (one query fewer per write for a stream of single writes).

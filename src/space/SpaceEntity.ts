@@ -203,14 +203,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     indexVersion: writer.indexVersion
   })
   const recall = makeRecall({ space, state, embedder, fromStore: (ids) => repo.findMany(space, ids) })
-  const drain = yield* makeDrain({
-    space,
-    jobs,
-    writer,
-    settings: preparation.settings,
-    prepareGroup: preparation.prepareGroupWith,
-    readRecently: priority.readRecently
-  })
+  const drain = yield* makeDrain({ space, jobs, writer, settings: preparation.settings, prepareGroup: preparation.prepareGroupWith })
 
   // One keep-alive for all the loops below, held while any of them works.
   const alive = yield* makeKeepAlive({ linger: KEEP_ALIVE_LINGER, keepAlive: Entity.keepAlive })

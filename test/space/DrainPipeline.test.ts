@@ -150,30 +150,6 @@ describe("the drain's pipeline", () => {
       expect(yield* steps(120)).toEqual({ answers: [true, true, false], reads: 3, stored: 120 })
     }), 60_000)
 
-  it.live("while recalls are being served, a group is stored a few items a transaction, in order; otherwise whole", () =>
-    Effect.gen(function*() {
-      const prepareGroup = (items: ReadonlyArray<QueuedItem>) => Effect.succeed(items.map((): PreparedItem => Either.left("not needed here")))
-      const storeSizes = (recalling: boolean) =>
-        Effect.scoped(Effect.gen(function*() {
-          const store = fakeStore(120, new Set())
-          const sizes: Array<number> = []
-          const writer = {
-            ...store.writer,
-            storeQueued: (items: ReadonlyArray<QueuedItem>, prepared: ReadonlyArray<PreparedItem>) =>
-              Effect.zipRight(Effect.sync(() => sizes.push(items.length)), store.writer.storeQueued(items, prepared))
-          }
-          const drain = yield* makeDrain({
-            space, jobs: store.jobs, writer, settings: Effect.succeed(DEFAULT_EXTRACTION), prepareGroup,
-            readRecently: () => recalling
-          })
-          yield* drainAll(drain.step)
-          expect(store.stored.map((x) => x.key)).toEqual(Array.from({ length: 120 }, (_, n) => key(item(n))))
-          return sizes
-        }))
-      expect(yield* storeSizes(false)).toEqual([50, 50, 20])
-      expect(yield* storeSizes(true)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10])
-    }), 60_000)
-
   it.scopedLive("a worker that dies with a group is replaced, and the group is extracted again", () =>
     Effect.gen(function*() {
       const marker = join(mkdtempSync(join(tmpdir(), "engram-extract-")), "crashed")
