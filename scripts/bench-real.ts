@@ -6,8 +6,9 @@
  * repeats under new ids (the report says how many items were distinct). Questions are LoCoMo's own.
  * Reported: stored turns/s and server CPU per turn over the fresh node's first 500 turns and over all of them
  * (batches of 100, 4 in flight); retrieve p50/p95 while storing and once quiet; the first retrieve after a
- * restart (the space waking; a node may start waking a space by itself, for work it left due) and meanwhile
- * another space's retrieve latency, against its quiet latency afterwards; RSS; DATA_DIR size (WAL apart);
+ * restart (the space waking; a node may start waking a space by itself, for work it left due), alone, and
+ * after another restart while another space is queried, with that space's latency meanwhile against its
+ * quiet latency afterwards; RSS; DATA_DIR size (WAL apart);
  * the memories stored. `--space-turns N` spreads the turns over spaces of N turns (one per conversation-sized
  * chat); the queries then go to the last space. Consolidation is off unless CONSOLIDATION is set.
  * `--data-dir DIR` keeps the store: a second run on it skips storing and measures the rest.
@@ -167,7 +168,10 @@ try {
   const rssServing = server.rssMb()
   const memories = (await server.call("GET", `/v1/spaces/${lastSpace}/memories?limit=1`)).total as number
 
-  // Restart, then the big space wakes on its first retrieve while another space is queried. The small space
+  // Restart, then the big space wakes on its first retrieve with nothing else to do.
+  await server.restart()
+  const wakeAloneMs = await retrieve(lastSpace)
+  // Restart again: the big space wakes on its first retrieve while another space is queried. The small space
   // is woken first (one query: it is small), then its latency is sampled while the big one wakes, then quiet.
   await server.restart()
   const rssRestarted = server.rssMb()
@@ -198,6 +202,7 @@ try {
     ...stored,
     retrieve_p50_ms: ms(percentile(quiet, 50)),
     retrieve_p95_ms: ms(percentile(quiet, 95)),
+    wake_alone_first_retrieve_ms: ms(wakeAloneMs),
     wake_first_retrieve_ms: ms(wakeMs),
     neighbour_quiet_p95_ms: ms(percentile(neighbourQuiet, 95)),
     neighbour_waking_p95_ms: neighbourDuring.length === 0 ? null : ms(percentile(neighbourDuring, 95)),
@@ -218,7 +223,8 @@ try {
       `stored: first ${stored.first_turns} turns ${stored.first_turns_per_s} turns/s (${stored.first_cpu_ms_per_turn} ms CPU/turn); ` +
       `all ${stored.turns_per_s} turns/s (${stored.cpu_ms_per_turn} ms CPU/turn); retrieve while storing p50 ${stored.storing_retrieve_p50_ms} ms, p95 ${stored.storing_retrieve_p95_ms} ms (${stored.storing_queries} queries)`,
     `retrieve quiet p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms; after the wake p95 ${summary.retrieve_after_wake_p95_ms} ms`,
-    `wake (first retrieve after a restart) ${summary.wake_first_retrieve_ms} ms; another space meanwhile p95 ${summary.neighbour_waking_p95_ms} ms, max ${summary.neighbour_waking_max_ms} ms ` +
+    `wake (first retrieve after a restart) alone ${summary.wake_alone_first_retrieve_ms} ms; ` +
+      `while another space is queried ${summary.wake_first_retrieve_ms} ms, that space meanwhile p95 ${summary.neighbour_waking_p95_ms} ms, max ${summary.neighbour_waking_max_ms} ms ` +
       `(${summary.neighbour_waking_queries} queries; quiet p95 ${summary.neighbour_quiet_p95_ms} ms)`,
     `RSS serving ${summary.rss_serving_mb} MB, restarted ${summary.rss_restarted_mb} MB, woken ${summary.rss_woken_mb} MB, after queries ${summary.rss_after_queries_mb} MB`,
     `DATA_DIR ${summary.data_dir_mb} MB (WAL ${summary.wal_mb} MB), ${summary.data_dir_per_text}x the text`
