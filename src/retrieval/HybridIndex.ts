@@ -14,7 +14,7 @@ import { Admission } from "./Admission.ts"
 import { normalize } from "../../services/embedder/Embedder.ts"
 import { Bm25 } from "./Bm25.ts"
 import { grown } from "./Grown.ts"
-import { forEachWord, Lexicon, packWords, samePacked, SEPARATOR, type WordPart } from "./Lexicon.ts"
+import { Lexicon, packWords, samePacked, type WordPart, wordNumbers } from "./Lexicon.ts"
 import { queryDates } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
@@ -188,6 +188,8 @@ export class HybridIndex {
   // A document's terms counted without a map: counts by term number, and the terms touched, in order.
   private termCounts = new Int32Array(1024)
   private termBuffer: Int32Array = new Int32Array(256)
+  /** A document's word numbers, as `termsOf`, `partsOf` and `softVectors` read them (each consumes them before it returns). */
+  private wordBuffer: Int32Array = new Int32Array(256)
   private readonly touched: Array<number> = []
   private readonly counts: Array<number> = []
 
@@ -303,26 +305,15 @@ export class HybridIndex {
   /**
    * The BM25 terms of the words in `bytes[start, end)`, in order, written into
    * `out` from its start (a larger array answered when it is too small):
-   * `[how many, the array]`. The varints are read inline (as forEachWord
-   * does): this runs for every document a snapshot brings back.
+   * `[how many, the array]`.
    */
   private termsOf(bytes: Uint8Array, start: number, end: number, out: Int32Array): readonly [number, Int32Array] {
-    const lexicon = this.lexicon
-    // At most one term a byte.
-    if (end - start > out.length) out = new Int32Array(Math.max(out.length * 2, end - start))
+    const [count, words] = wordNumbers(bytes, start, end, this.wordBuffer, false)
+    this.wordBuffer = words
+    if (count > out.length) out = new Int32Array(Math.max(out.length * 2, count))
     let length = 0
-    let id = 0
-    let scale = 1
-    for (let i = start; i < end; i++) {
-      const byte = bytes[i]!
-      id += (byte & 0x7f) * scale
-      if (byte & 0x80) {
-        scale *= 0x80
-        continue
-      }
-      const term = id === SEPARATOR ? 0 : lexicon.term(id)
-      id = 0
-      scale = 1
+    for (let k = 0; k < count; k++) {
+      const term = this.lexicon.term(words[k]!)
       if (term !== 0) out[length++] = term
     }
     return [length, out]
@@ -449,20 +440,11 @@ export class HybridIndex {
    */
   private partsOf(bytes: Uint8Array, start: number, end: number, at: number): number {
     const sums = (this.partSums ??= new PartSums(this.dimensions))
+    const [textWords, words] = wordNumbers(bytes, start, end, this.wordBuffer, true)
+    this.wordBuffer = words
     let count = at
-    let id = 0
-    let scale = 1
-    for (let i = start; i < end; i++) {
-      const byte = bytes[i]!
-      id += (byte & 0x7f) * scale
-      if (byte & 0x80) {
-        scale *= 0x80
-        continue
-      }
-      if (id === SEPARATOR) break
-      const word = id
-      id = 0
-      scale = 1
+    for (let k = 0; k < textWords; k++) {
+      const word = words[k]!
       if (!sums.has(word)) {
         const part = this.lexicon.part(word)
         if (part === undefined) continue
@@ -477,6 +459,7 @@ export class HybridIndex {
     }
     return count
   }
+
 
   private groupId(key: string) {
     let id = this.groupIds.get(key)
@@ -537,12 +520,9 @@ export class HybridIndex {
 
   /** The distinct BM25 terms of a slot's words. */
   private termsAt(slot: number) {
-    const found = new Set<number>()
-    forEachWord(this.bytes, this.starts[slot]!, this.ends[slot]!, (id) => {
-      const term = this.lexicon.term(id)
-      if (term !== 0) found.add(term)
-    })
-    return found
+    const [count, terms] = this.termsOf(this.bytes, this.starts[slot]!, this.ends[slot]!, this.termBuffer)
+    this.termBuffer = terms
+    return new Set(terms.subarray(0, count))
   }
 
   /** Frees a slot: its words leave the keyword statistics, its vector and position go. */
@@ -640,14 +620,15 @@ export class HybridIndex {
   private softVectors(slot: number): Array<Float32Array> {
     const seen = new Set<number>()
     const out: Array<Float32Array> = []
-    forEachWord(this.bytes, this.starts[slot]!, this.ends[slot]!, (id, inText) => {
-      if (!inText) return
-      const soft = this.lexicon.softWord(id)
-      if (soft === 0 || seen.has(soft)) return
+    const [count, words] = wordNumbers(this.bytes, this.starts[slot]!, this.ends[slot]!, this.wordBuffer, true)
+    this.wordBuffer = words
+    for (let k = 0; k < count; k++) {
+      const soft = this.lexicon.softWord(words[k]!)
+      if (soft === 0 || seen.has(soft)) continue
       seen.add(soft)
       const vector = this.lexicon.vector(soft)
       if (vector) out.push(vector)
-    })
+    }
     return out
   }
 

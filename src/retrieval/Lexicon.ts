@@ -149,9 +149,17 @@ export const packWords = (text: ReadonlyArray<number>, extra: ReadonlyArray<numb
   return Uint8Array.from(out)
 }
 
-/** Calls `each` with every word number of packed bytes, and whether it belongs to the text (not the keyword-only part). */
-export const forEachWord = (bytes: Uint8Array, from: number, to: number, each: (id: number, inText: boolean) => void) => {
-  let inText = true
+/**
+ * The word numbers of packed bytes `[from, to)`, in order, written into `out`
+ * from its start (a larger array answered when it is too small): `[how many,
+ * the array]`. With `textOnly`, only the text's (those before the separator);
+ * the separator itself is never given. No call per word: this runs for every
+ * document a snapshot brings back.
+ */
+export const wordNumbers = (bytes: Uint8Array, from: number, to: number, out: Int32Array, textOnly: boolean): readonly [number, Int32Array] => {
+  // At most one word a byte.
+  if (to - from > out.length) out = new Int32Array(Math.max(out.length * 2, to - from))
+  let count = 0
   let value = 0
   let scale = 1
   for (let i = from; i < to; i++) {
@@ -161,12 +169,15 @@ export const forEachWord = (bytes: Uint8Array, from: number, to: number, each: (
       scale *= 0x80
       continue
     }
-    if (value === SEPARATOR) inText = false
-    else each(value, inText)
+    if (value === SEPARATOR) {
+      if (textOnly) break
+    } else out[count++] = value
     value = 0
     scale = 1
   }
+  return [count, out]
 }
+
 
 /** Whether two packed word sequences are the same. */
 export const samePacked = (a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array) => {
