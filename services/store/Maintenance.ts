@@ -78,9 +78,14 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
     const quiet = growth.quietFor() >= QUIET_MS
     // Single-user PostgreSQL reports its table statistics only when asked to: flushed by the next statement.
     yield* sql`SELECT pg_stat_force_next_flush()`
-    const tables = yield* sql`SELECT s.relname AS name, s.n_live_tup AS live, s.n_dead_tup AS dead, pg_relation_size(s.relid) AS bytes,
+    // The statistics' live count starts again from zero when the store opens (single-user PostgreSQL keeps no
+    // statistics file), so the catalog's count from the last vacuum or analyze stands in until they catch up:
+    // a table of 100,000 rows is not taken for an empty one and rewritten (seconds, the store held) at every start.
+    const tables = yield* sql`SELECT s.relname AS name,
+        CASE WHEN c.reltuples >= 0 THEN greatest(s.n_live_tup, c.reltuples::bigint) ELSE s.n_live_tup END AS live,
+        s.n_dead_tup AS dead, pg_relation_size(s.relid) AS bytes,
         (SELECT sum(p.avg_width) FROM pg_stats p WHERE p.schemaname = 'public' AND p.tablename = s.relname) AS width
-      FROM pg_stat_user_tables s WHERE s.schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
+      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
     const vacuumed = tables.filter((t) =>
       vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * (50 + 0.2 * t.live))
     ).map((t) => t.name)
