@@ -8,7 +8,6 @@ import { Effect } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
 import { yieldToIo } from "../../services/EventLoop.ts"
 import type { MemoryRepo, PageCursor } from "../../services/store/MemoryRepo.ts"
-import { applySourceDiff } from "../../services/store/SourceDiff.ts"
 
 type TextRow = Effect.Effect.Success<ReturnType<MemoryRepo["textPage"]>>["texts"][number]
 import type { IndexedMemory } from "../domain/Memory.ts"
@@ -52,8 +51,9 @@ export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState, 
     while (!state.complete) {
       const page: { readonly texts: ReadonlyArray<TextRow>; readonly next: PageCursor | null } = yield* repo.textPage(space, after, TEXT_PAGE)
       for (const row of page.texts) {
-        const sourceText = row.source_diff === null ? row.source_text : applySourceDiff(row.text, row.source_diff)
-        state.fillText(row.id, { text: row.text, sourceText, context: row.context, metadata: row.metadata })
+        // The source stays as the store keeps it: the edits that make it from the text, made on demand.
+        const texts = { text: row.text, sourceText: row.source_diff === null ? row.source_text : "", context: row.context, metadata: row.metadata }
+        state.fillText(row.id, texts, row.source_diff)
       }
       filled += page.texts.length
       if (page.texts.length < TEXT_PAGE || page.next === null) break

@@ -2,14 +2,18 @@
  * A space's memories as columns by index slot: times in Float64Arrays,
  * repeated strings (scopes, tags, entities, embedder) stored once, no object
  * per memory. A memory object is made when asked for (`record`, `meta`).
- * The texts (text, source text, context) and metadata may be missing for a
- * while after the space wakes from a snapshot: they are read from the store
- * then (`fillText`), and `hasText` tells which are there.
+ * Texts are UTF-8 bytes in one arena (`TextArena`), a source that differs
+ * from its text kept as the store keeps it (the few edits that make it, when
+ * shorter). The texts (text, source text, context) and metadata may be
+ * missing for a while after the space wakes from a snapshot: they are read
+ * from the store then (`fillText`), and `hasText` tells which are there.
  */
 import type { MemoryId } from "../domain/Ids.ts"
 import type { EntityRef, IndexedMemory, Memory } from "../domain/Memory.ts"
 import type { MemoryState, MemoryType } from "../domain/Memories.ts"
 import { grown } from "../retrieval/Grown.ts"
+import { applySourceDiff } from "../../services/store/SourceDiff.ts"
+import { TextArena } from "./TextArena.ts"
 
 /** What a memory is apart from its words and metadata: enough to filter, rank and plan with. */
 export type MemoryMeta = Omit<Memory, "text" | "sourceText" | "context" | "metadata">
@@ -49,6 +53,13 @@ export interface MemoryTexts {
   readonly metadata: Memory["metadata"]
 }
 
+/** How a slot's source text is kept: as its text, whole, or as the edits that make it from the text. */
+const SOURCE_SAME = 0
+const SOURCE_WHOLE = 1
+const SOURCE_DIFF = 2
+/** A slot's text handle while its texts are still to be read from the store. */
+const MISSING = -1
+
 const TYPES = TYPE_CODES
 const STATES = STATE_CODES
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
@@ -77,8 +88,10 @@ export class MemoryColumns {
   private readonly entityLists = new Interner<ReadonlyArray<EntityRef>>((l) => l.map((e) => `${e.kind}\u0000${e.name}`).join("\u0001"))
   private ids: Array<MemoryId | undefined> = []
   private documentIds: Array<string> = []
-  private texts: Array<string | undefined> = []
-  private sourceTexts: Array<string | undefined> = []
+  private readonly arena = new TextArena()
+  private textHandles = new Int32Array(0)
+  private sourceHandles = new Int32Array(0)
+  private sourceKinds = new Uint8Array(0)
   private contexts: Array<string | undefined> = []
   private metadata: Array<Memory["metadata"] | undefined> = []
   private kinds = new Uint8Array(0)
@@ -112,6 +125,9 @@ export class MemoryColumns {
 
   private ensure(size: number) {
     this.kinds = grown(this.kinds, size, (n) => new Uint8Array(n))
+    this.textHandles = grown(this.textHandles, size, (n) => new Int32Array(n))
+    this.sourceHandles = grown(this.sourceHandles, size, (n) => new Int32Array(n))
+    this.sourceKinds = grown(this.sourceKinds, size, (n) => new Uint8Array(n))
     this.positions = grown(this.positions, size, (n) => new Int32Array(n))
     this.eventTimes = grown(this.eventTimes, size, (n) => new Float64Array(n))
     this.occurredStarts = grown(this.occurredStarts, size, (n) => new Float64Array(n))
@@ -144,8 +160,8 @@ export class MemoryColumns {
     this.consolidatedAts = columns.consolidatedAts.slice(0, count)
     this.createdAts = columns.createdAts.slice(0, count)
     this.updatedAts = columns.updatedAts.slice(0, count)
-    this.texts = new Array(count)
-    this.sourceTexts = new Array(count)
+    this.ensure(count)
+    this.textHandles.fill(MISSING, 0, count)
     this.contexts = new Array(count)
     this.metadata = new Array(count)
     this.missingTexts = count
@@ -154,7 +170,7 @@ export class MemoryColumns {
   /** Stores a memory at `slot`, its texts included when given (`undefined`: to be read from the store). */
   set(slot: number, meta: MemoryMeta, texts: MemoryTexts | undefined, embedder: string | null) {
     this.ensure(slot + 1)
-    if (this.ids[slot] !== undefined && this.texts[slot] === undefined) this.missingTexts--
+    if (this.ids[slot] !== undefined) this.releaseTexts(slot)
     this.ids[slot] = meta.id
     this.documentIds[slot] = this.strings.get(meta.documentId)
     this.kinds[slot] = TYPES.indexOf(meta.type) | (STATES.indexOf(meta.state) << 2)
@@ -179,24 +195,55 @@ export class MemoryColumns {
     this.setTexts(slot, texts)
   }
 
-  private setTexts(slot: number, texts: MemoryTexts | undefined) {
+  /** Keeps a slot's texts (`undefined`: to be read from the store); `sourceDiff`, when given, stands for the source. */
+  private setTexts(slot: number, texts: MemoryTexts | undefined, sourceDiff: string | null = null) {
     if (texts === undefined) {
-      this.texts[slot] = this.sourceTexts[slot] = this.contexts[slot] = this.metadata[slot] = undefined
+      this.textHandles[slot] = MISSING
+      this.contexts[slot] = this.metadata[slot] = undefined
       this.missingTexts++
       return
     }
-    this.texts[slot] = texts.text
-    // The source is most often the text itself: one string then.
-    this.sourceTexts[slot] = texts.sourceText === texts.text ? texts.text : texts.sourceText
+    this.textHandles[slot] = this.arena.add(texts.text)
+    // The source is most often the text itself: nothing more is kept then.
+    if (sourceDiff !== null) {
+      this.sourceKinds[slot] = SOURCE_DIFF
+      this.sourceHandles[slot] = this.arena.add(sourceDiff)
+    } else if (texts.sourceText === texts.text) {
+      this.sourceKinds[slot] = SOURCE_SAME
+    } else {
+      this.sourceKinds[slot] = SOURCE_WHOLE
+      this.sourceHandles[slot] = this.arena.add(texts.sourceText)
+    }
     this.contexts[slot] = texts.context === "" ? "" : texts.context
     this.metadata[slot] = Object.keys(texts.metadata).length === 0 ? NO_METADATA : texts.metadata
   }
 
-  /** The texts read from the store for a slot woken without them. */
-  fillText(slot: number, texts: MemoryTexts) {
-    if (this.ids[slot] === undefined || this.texts[slot] !== undefined) return
+  /** Lets an occupied slot's texts go: the arena takes their room back, or the slot no longer counts as missing them. */
+  private releaseTexts(slot: number) {
+    const handle = this.textHandles[slot]!
+    if (handle === MISSING) {
+      this.missingTexts--
+      return
+    }
+    this.arena.release(handle)
+    if (this.sourceKinds[slot] !== SOURCE_SAME) this.arena.release(this.sourceHandles[slot]!)
+    this.textHandles[slot] = MISSING
+    this.sourceKinds[slot] = SOURCE_SAME
+  }
+
+  /**
+   * The texts read from the store for a slot woken without them; the source
+   * as the store keeps it (`sourceDiff` from the text, or `texts.sourceText` whole).
+   */
+  fillText(slot: number, texts: MemoryTexts, sourceDiff: string | null = null) {
+    if (this.ids[slot] === undefined || this.textHandles[slot] !== MISSING) return
     this.missingTexts--
-    this.setTexts(slot, texts)
+    this.setTexts(slot, texts, sourceDiff)
+  }
+
+  /** Bytes the texts take in memory (their arena's buffer). */
+  get textBytes() {
+    return this.arena.capacityBytes
   }
 
   /** Whether every memory's texts are here. */
@@ -205,14 +252,14 @@ export class MemoryColumns {
   }
 
   hasText(slot: number) {
-    return this.texts[slot] !== undefined
+    return this.ids[slot] !== undefined && this.textHandles[slot] !== MISSING
   }
 
   clear(slot: number) {
     if (this.ids[slot] === undefined) return
-    if (this.texts[slot] === undefined) this.missingTexts--
+    this.releaseTexts(slot)
     this.ids[slot] = undefined
-    this.texts[slot] = this.sourceTexts[slot] = this.contexts[slot] = this.metadata[slot] = undefined
+    this.contexts[slot] = this.metadata[slot] = undefined
     this.entities[slot] = this.tags[slot] = this.sourceIds[slot] = EMPTY
   }
 
@@ -248,13 +295,19 @@ export class MemoryColumns {
 
   /** The whole memory at `slot`; undefined for a free slot or one whose texts are still being read. */
   record(slot: number, embedding: Uint8Array | null): IndexedMemory | undefined {
-    const text = this.texts[slot]
-    const meta = text === undefined ? undefined : this.meta(slot)
-    if (meta === undefined || text === undefined) return undefined
+    const handle = this.textHandles[slot]
+    const meta = handle === undefined || handle === MISSING ? undefined : this.meta(slot)
+    if (meta === undefined || handle === undefined) return undefined
+    const text = this.arena.get(handle)
+    const kind = this.sourceKinds[slot]!
     return {
       ...meta,
       text,
-      sourceText: this.sourceTexts[slot]!,
+      sourceText: kind === SOURCE_SAME
+        ? text
+        : kind === SOURCE_WHOLE
+        ? this.arena.get(this.sourceHandles[slot]!)
+        : applySourceDiff(text, this.arena.get(this.sourceHandles[slot]!)),
       context: this.contexts[slot]!,
       metadata: this.metadata[slot]!,
       embedding,
@@ -284,8 +337,6 @@ export class MemoryColumns {
     }
     this.ids = move(this.ids)
     this.documentIds = move(this.documentIds)
-    this.texts = move(this.texts)
-    this.sourceTexts = move(this.sourceTexts)
     this.contexts = move(this.contexts)
     this.metadata = move(this.metadata)
     this.entities = move(this.entities)
@@ -298,6 +349,9 @@ export class MemoryColumns {
     this.supersededBy = move(this.supersededBy)
     this.embedders = move(this.embedders)
     this.kinds = moveTyped(this.kinds, (n) => new Uint8Array(n))
+    this.textHandles = moveTyped(this.textHandles, (n) => new Int32Array(n))
+    this.sourceHandles = moveTyped(this.sourceHandles, (n) => new Int32Array(n))
+    this.sourceKinds = moveTyped(this.sourceKinds, (n) => new Uint8Array(n))
     this.positions = moveTyped(this.positions, (n) => new Int32Array(n))
     this.eventTimes = moveTyped(this.eventTimes, (n) => new Float64Array(n))
     this.occurredStarts = moveTyped(this.occurredStarts, (n) => new Float64Array(n))

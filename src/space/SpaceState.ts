@@ -135,9 +135,10 @@ export class SpaceState {
     return out
   }
 
-  fillText(id: string, texts: MemoryTexts) {
+  /** The texts read from the store for a memory woken without them; `sourceDiff`, when not null, stands for the source. */
+  fillText(id: string, texts: MemoryTexts, sourceDiff: string | null = null) {
     const slot = this.index.slot(id)
-    if (slot !== undefined) this.columns.fillText(slot, texts)
+    if (slot !== undefined) this.columns.fillText(slot, texts, sourceDiff)
   }
 
   toDoc(memory: IndexedMemory): IndexDoc {
