@@ -11,7 +11,9 @@
  * or regardless once they are five times that, or while the table is small
  * (a vacuum of it is quick). A settled write leaves its queued request (the
  * whole turn) as a dead row: vacuumed this way, the queue's table holds about
- * what is queued, not every turn ever written.
+ * what is queued, not every turn ever written. A table is analyzed as
+ * autovacuum would (once a tenth of its rows changed since), so that its
+ * rows' width is what they hold now.
  * A vacuum makes dead rows' room reusable but never gives it back: a table
  * whose rows were once large (the queue's, holding whole turns until they
  * settle) or that lost many rows keeps its size. Once writes pause, a table
@@ -38,6 +40,8 @@ const QUIET_MS = 3_000
 
 /** Dead rows that make a table due for a vacuum (autovacuum's defaults). */
 export const vacuumDue = (table: { readonly live: number; readonly dead: number }) => table.dead >= 50 + 0.2 * table.live
+/** Rows changed since the last analyze that make a table due for one (autovacuum's defaults): its row width then is current. */
+export const analyzeDue = (table: { readonly live: number; readonly changed: number }) => table.changed >= 50 + 0.1 * table.live
 /** Due this many times over, a table is vacuumed even while writes go on ... */
 const FORCED = 5
 /** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
@@ -55,8 +59,11 @@ export const compactDue = (table: { readonly live: number; readonly bytes: numbe
   table.bytes >= COMPACT_MIN_BYTES && table.bytes > BLOATED * table.live * (table.width + ROW_OVERHEAD) + MB
 
 const decodeSize = decodeRows(Schema.Struct({ bytes: Int8 }))
+const decodeWidths = decodeRows(Schema.Struct({ name: Schema.String, width: Schema.NullOr(Int8) }))
 const decodeWal = decodeRows(Schema.Struct({ current: Int8, redo: Int8 }))
-const decodeTables = decodeRows(Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, bytes: Int8, width: Schema.NullOr(Int8) }))
+const decodeTables = decodeRows(
+  Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, changed: Int8, bytes: Int8, width: Schema.NullOr(Int8) })
+)
 
 /** The log's position now and at the last checkpoint's redo point, in bytes. */
 const walPositions = Effect.gen(function*() {
@@ -83,17 +90,27 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
     // a table of 100,000 rows is not taken for an empty one and rewritten (seconds, the store held) at every start.
     const tables = yield* sql`SELECT s.relname AS name,
         CASE WHEN c.reltuples >= 0 THEN greatest(s.n_live_tup, c.reltuples::bigint) ELSE s.n_live_tup END AS live,
-        s.n_dead_tup AS dead, pg_relation_size(s.relid) AS bytes,
+        s.n_dead_tup AS dead, s.n_mod_since_analyze AS changed, pg_relation_size(s.relid) AS bytes,
         (SELECT sum(p.avg_width) FROM pg_stats p WHERE p.schemaname = 'public' AND p.tablename = s.relname) AS width
       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
     const vacuumed = tables.filter((t) =>
       vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * (50 + 0.2 * t.live))
     ).map((t) => t.name)
     for (const name of vacuumed) yield* sql`VACUUM ${sql(name)}`
+    // Statistics kept current as autovacuum keeps them: the rewrite below judges a table by its rows' width now
+    // (a queue's rows emptied after they settle are not judged by the width they had when full).
+    const analyzed = tables.filter((t) => analyzeDue(t) && (quiet || t.bytes < SMALL_BYTES)).map((t) => t.name)
+    for (const name of analyzed) yield* sql`ANALYZE ${sql(name)}`
+    const widths = analyzed.length === 0 ? new Map<string, number | null>() : new Map(
+      (yield* sql`SELECT tablename AS name, sum(avg_width) AS width FROM pg_stats WHERE schemaname = 'public' GROUP BY tablename`.pipe(
+        Effect.flatMap(decodeWidths)
+      )).map((row) => [row.name, row.width])
+    )
     // Rewrites wait for a pause in writes; a table without statistics gets them first (its rewrite waits a pass).
     const compacted: Array<string> = []
     if (quiet) {
-      for (const table of tables) {
+      for (const listed of tables) {
+        const table = widths.has(listed.name) ? { ...listed, width: widths.get(listed.name) ?? null } : listed
         if (table.bytes < COMPACT_MIN_BYTES || table.bytes < (compactedAt.get(table.name) ?? 0) * 1.25) continue
         if (table.width === null) yield* sql`ANALYZE ${sql(table.name)}`
         else if (compactDue({ ...table, width: table.width })) {
@@ -109,8 +126,12 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
     // A vacuum's own log goes with the checkpoint after it.
     const checkpointed = vacuumed.length > 0 || compacted.length > 0 || sinceCheckpoint >= CHECKPOINT_BYTES || (quiet && sinceCheckpoint >= QUIET_CHECKPOINT_BYTES)
     if (checkpointed) yield* sql`CHECKPOINT`
-    yield* Effect.annotateCurrentSpan({ wal_since_checkpoint: sinceCheckpoint, vacuumed: vacuumed.join(","), compacted: compacted.join(","), checkpointed })
-    return { vacuumed, compacted, checkpointed }
+    yield* Effect.annotateCurrentSpan({
+      wal_since_checkpoint: sinceCheckpoint,
+      vacuumed: vacuumed.join(","),
+      analyzed: analyzed.join(","),
+      compacted: compacted.join(","), checkpointed })
+    return { vacuumed, analyzed, compacted, checkpointed }
   }).pipe(Effect.withSpan("Store.maintain"))
 
 export const layer = Layer.scopedDiscard(Effect.gen(function*() {

@@ -85,3 +85,29 @@ it.scoped("a table is not taken for empty when the store's statistics start agai
     for (let pass = 0; pass < 3; pass++) expect((yield* maintainOnce(compactedAt)).compacted).not.toContain("settled_like")
     expect(yield* tableBytes("settled_like")).toBe(size)
   }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
+
+it.scoped("a table whose rows were measured while large is measured again once they shrink, then rewritten", () =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE emptied_like (id integer PRIMARY KEY, request text)`
+    yield* sql`INSERT INTO emptied_like SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 8000) g`
+    // Statistics taken while every row holds its request: about 1.3 KB wide.
+    yield* sql`ANALYZE emptied_like`
+    yield* sql`UPDATE emptied_like SET request = NULL`
+    yield* sql`VACUUM emptied_like`
+    const grown = yield* tableBytes("emptied_like")
+    expect(grown).toBeGreaterThan(10 * MB)
+
+    quietFor.ms = 60_000
+    const compactedAt = new Map<string, number>()
+    let analyzed = false
+    let rewritten = false
+    for (let pass = 0; pass < 3 && !rewritten; pass++) {
+      const done = yield* maintainOnce(compactedAt)
+      analyzed ||= done.analyzed.includes("emptied_like")
+      rewritten = done.compacted.includes("emptied_like")
+    }
+    expect(analyzed).toBe(true)
+    expect(rewritten).toBe(true)
+    expect(yield* tableBytes("emptied_like")).toBeLessThan(MB)
+  }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
