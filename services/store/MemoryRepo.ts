@@ -40,15 +40,22 @@ const decodeIndexedInChunks = decodeRowsInChunks(IndexedMemoryFromRow)
 const decodeListed = decodeRows(MemoryFromRow)
 const decodeVersion = decodeRows(Schema.Struct({ version: Int8 }))
 const decodeCursors = decodeRows(Schema.Struct({ id: Schema.String, cursor_at: Schema.String }))
-const decodeTexts = decodeRows(Schema.Struct({
-  id: Schema.String,
-  text: Schema.String,
-  source_text: Schema.String,
-  source_diff: Schema.NullOr(Schema.String),
-  context: Schema.String,
-  metadata: Metadata,
-  cursor_at: Schema.String
-}))
+/**
+ * A page of texts as one JSON array of rows, each `[id, text, source_text,
+ * source_diff, context, metadata, cursor_at]`: one value over the wire rather
+ * than seven a row (a woken space's 100,000 texts read back in about half the
+ * CPU).
+ */
+const TextTuple = Schema.Tuple(
+  Schema.String,
+  Schema.String,
+  Schema.String,
+  Schema.NullOr(Schema.String),
+  Schema.String,
+  Metadata,
+  Schema.String
+)
+const decodeTextPage = decodeRows(Schema.Struct({ page: Schema.NullOr(Schema.parseJson(Schema.Array(TextTuple))) }))
 const decodeHistory = decodeRows(HistoryRow)
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
 const decodeCreated = decodeRows(Schema.Struct({ created_at: Timestamptz }))
@@ -196,11 +203,15 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
       /** One page of a space's texts and metadata, in the order `loadPage` reads: for an index woken without them. */
       textPage: (space: SpaceRef, after: PageCursor | null, limit: number) =>
         Effect.gen(function*() {
-          const rows = yield* sql`SELECT id, text, source_text, source_diff, context, metadata, created_at::text AS cursor_at FROM memories
-            WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
-            AND ${after === null ? sql`true` : sql`(created_at, id) > (${after.at}::timestamptz, ${after.id})`}
-            ORDER BY created_at, id LIMIT ${limit}`
-          const texts = yield* decodeTexts(rows)
+          const rows = yield* sql`SELECT json_agg(json_build_array(id, text, source_text, source_diff, context, metadata, created_at::text)
+              ORDER BY created_at, id)::text AS page
+            FROM (SELECT id, text, source_text, source_diff, context, metadata, created_at FROM memories
+              WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
+              AND ${after === null ? sql`true` : sql`(created_at, id) > (${after.at}::timestamptz, ${after.id})`}
+              ORDER BY created_at, id LIMIT ${limit}) page`
+          const texts = (yield* decodeTextPage(rows))[0]?.page?.map(
+            ([id, text, source_text, source_diff, context, metadata, cursor_at]) => ({ id, text, source_text, source_diff, context, metadata, cursor_at })
+          ) ?? []
           const last = texts[texts.length - 1]
           return { texts, next: last === undefined ? null : { at: last.cursor_at, id: last.id } }
         }).pipe(storeFailure, Effect.withSpan("MemoryRepo.textPage")),

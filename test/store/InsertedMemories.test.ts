@@ -9,7 +9,8 @@ import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Embedder } from "../../services/embedder/Embedder.ts"
 import { ConsolidationRepo, type Synthesis } from "../../services/store/ConsolidationRepo.ts"
-import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
+import { MemoryRepo, type PageCursor } from "../../services/store/MemoryRepo.ts"
+import { applySourceDiff } from "../../services/store/SourceDiff.ts"
 import { asJsonb, newMemoryId } from "../../services/store/MemoryRows.ts"
 import { MemoryId, OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import { call, signup } from "../support/Http.ts"
@@ -36,7 +37,7 @@ eachProfile("memories as stored", (it) => {
       const space = yield* newSpace("inserted")
       const repo = yield* MemoryRepo
       const embedder = yield* Embedder
-      const texts = ["Maya booked the corner table for Friday.", "Jon prefers the quiet room upstairs.", "Ines paid in advance."]
+      const texts = ["Maya booked the corner table for Friday.", "Jon prefers the quiet room upstairs.", "Zoë paid in advance: 12 € \"cash\"\n☕️"]
       const vectors = yield* embedder.embed(texts)
       const at = new Date(Date.UTC(2026, 10, 27, 9, 30, 15, 123))
       const answered = yield* repo.transaction(repo.insertDocuments(space, texts.map((text, i) => ({
@@ -68,6 +69,21 @@ eachProfile("memories as stored", (it) => {
       expect(JSON.stringify(answered.memories)).toBe(JSON.stringify(loaded))
       expect(answered.memories.map((m) => m.position)).toEqual([40, 41, 42])
       expect(Object.keys(answered.memories[1]!.metadata)).toEqual(["a", "ab", "mm", "é", "zebra", "日本"])
+
+      // The texts a space woken from its snapshot reads back, a page at a time, are the same texts.
+      const pages: Array<{ id: string; text: string; sourceText: string; context: string; metadata: unknown }> = []
+      let after: PageCursor | null = null
+      for (;;) {
+        const page: Effect.Effect.Success<ReturnType<typeof repo.textPage>> = yield* repo.textPage(space, after, 2)
+        for (const row of page.texts) {
+          const sourceText = row.source_diff === null ? row.source_text : applySourceDiff(row.text, row.source_diff)
+          pages.push({ id: row.id, text: row.text, sourceText, context: row.context, metadata: row.metadata })
+        }
+        if (page.texts.length < 2 || page.next === null) break
+        after = page.next
+      }
+      const whole = loaded.map((m) => ({ id: m.id, text: m.text, sourceText: m.sourceText, context: m.context, metadata: m.metadata }))
+      expect(JSON.stringify(pages)).toBe(JSON.stringify(whole))
     }).pipe(Effect.provide(MemoryRepo.Default)))
 
   it.effect("what consolidation's insert, rewrite and settle answer equals the rows the space loads", () =>
