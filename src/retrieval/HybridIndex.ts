@@ -616,21 +616,15 @@ export class HybridIndex {
     return out
   }
 
-  /** The distinct vectors of a slot's soft words (its text's content words the word vectors know). */
-  private softVectors(slot: number): Array<Float32Array> {
-    const seen = new Set<number>()
-    const out: Array<Float32Array> = []
+  /** A slot's soft-match score: its words read as soft word numbers (their bare forms), each looked up once per query. */
+  private softScoreOf(slot: number, matcher: SoftMatcher): number {
     const [count, words] = wordNumbers(this.bytes, this.starts[slot]!, this.ends[slot]!, this.wordBuffer, true)
     this.wordBuffer = words
-    for (let k = 0; k < count; k++) {
-      const soft = this.lexicon.softWord(words[k]!)
-      if (soft === 0 || seen.has(soft)) continue
-      seen.add(soft)
-      const vector = this.lexicon.vector(soft)
-      if (vector) out.push(vector)
-    }
-    return out
+    for (let k = 0; k < count; k++) words[k] = this.lexicon.softWord(words[k]!)
+    return matcher.scoreWords(words, count, this.softVector)
   }
+
+  private readonly softVector = (softId: number) => this.lexicon.vector(softId)
 
   /**
    * Weighted, z-normalised soft-match scores of the pool (a bounded candidate
@@ -641,7 +635,7 @@ export class HybridIndex {
       ? SoftMatcher.forQuery(this.wordVectors, text, (word) => this.bm25.idf(this.lexicon.termIdOf(stem(word))))
       : undefined
     if (!matcher) return () => 0
-    const raw = pool.map((slot) => matcher.score(this.softVectors(slot)))
+    const raw = pool.map((slot) => this.softScoreOf(slot, matcher))
     const z = zScore(raw)
     const scores = new Map<number, number>()
     let floor = Infinity

@@ -42,10 +42,14 @@ export class SoftMatcher {
   /** Each document word's cosines with the query words, computed once per query (word vectors are shared objects). */
   private readonly cosines = new Map<Float32Array, Float32Array>()
 
+  private readonly best: Float64Array
+
   private constructor(
     private readonly queryVectors: ReadonlyArray<Float32Array>,
     private readonly weights: ReadonlyArray<number>
-  ) {}
+  ) {
+    this.best = new Float64Array(queryVectors.length)
+  }
 
   /** A matcher for the query's content words that have vectors, or undefined when none has. */
   static forQuery(vectors: WordVectors, text: string, weightOf: (word: string) => number): SoftMatcher | undefined {
@@ -77,11 +81,59 @@ export class SoftMatcher {
 
   /** Sum over query words of weight x how close the document's closest word comes (0 at `UNRELATED`, 1 when equal). */
   score(docVectors: ReadonlyArray<Float32Array>): number {
-    const best = new Float64Array(this.queryVectors.length).fill(UNRELATED)
+    const best = this.best.fill(UNRELATED)
     for (const vector of docVectors) {
       const row = this.cosinesOf(vector)
       for (let i = 0; i < row.length; i++) if (row[i]! > best[i]!) best[i] = row[i]!
     }
+    return this.total(best)
+  }
+
+  /** By word number: 0 not yet met this query, -1 no vector, k > 0 the word's cosines at row k - 1 of `rows`. */
+  private rowOf = new Int32Array(0)
+  private rows = new Float32Array(0)
+  private rowCount = 0
+
+  /**
+   * The same score, the document's words given by number (`ids[0..count)`,
+   * repeats and 0 for none allowed) with `vectorOf` their unit vectors: each
+   * number's cosines are computed once per query and kept in flat arrays, so
+   * a pool of hundreds of memories costs a lookup per word.
+   */
+  scoreWords(ids: ArrayLike<number>, count: number, vectorOf: (id: number) => Float32Array | undefined): number {
+    const queries = this.queryVectors.length
+    const best = this.best.fill(UNRELATED)
+    for (let k = 0; k < count; k++) {
+      const id = ids[k]!
+      if (id === 0) continue
+      if (id >= this.rowOf.length) {
+        const grown = new Int32Array(Math.max(id + 1, this.rowOf.length * 2, 1024))
+        grown.set(this.rowOf)
+        this.rowOf = grown
+      }
+      let row = this.rowOf[id]!
+      if (row === 0) {
+        const vector = vectorOf(id)
+        if (vector === undefined) row = -1
+        else {
+          if ((this.rowCount + 1) * queries > this.rows.length) {
+            const grown = new Float32Array(Math.max((this.rowCount + 1) * queries, this.rows.length * 2, 256 * queries))
+            grown.set(this.rows)
+            this.rows = grown
+          }
+          this.rows.set(this.cosinesOf(vector), this.rowCount * queries)
+          row = ++this.rowCount
+        }
+        this.rowOf[id] = row
+      }
+      if (row < 0) continue
+      const rows = this.rows
+      for (let i = 0, at = (row - 1) * queries; i < queries; i++, at++) if (rows[at]! > best[i]!) best[i] = rows[at]!
+    }
+    return this.total(best)
+  }
+
+  private total(best: Float64Array) {
     let total = 0
     for (let i = 0; i < best.length; i++) total += (this.weights[i]! * (Math.min(best[i]!, 1) - UNRELATED)) / (1 - UNRELATED)
     return total

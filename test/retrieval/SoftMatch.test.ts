@@ -43,6 +43,20 @@ describe("soft term matching", () => {
     expect(SoftMatcher.forQuery(vectors, "unknown words only", () => 1)).toBeUndefined()
   })
 
+  it("scores a document given by word numbers exactly as by its vectors, repeats and unknown words included", () => {
+    const names = ["", ...Object.keys(table), "unknown"]
+    const byNumber = (id: number) => vectors(names[id]!)
+    const matcher = SoftMatcher.forQuery(vectors, "Which instrument does Audrey play?", (word) => word.length)!
+    const documents = [["violin", "violin", "tennis"], ["unknown", "speech"], ["plays", "audrey", "instrument"], [], ["unknown"]]
+    for (const document of documents) {
+      const numbers = document.map((word) => names.indexOf(word))
+      // A 0 is no word; a document's words met again in a later document reuse their cosines.
+      const ids = Int32Array.from([0, ...numbers, 0])
+      expect(matcher.scoreWords(ids, ids.length, byNumber)).toBe(matcher.score(document.flatMap((word) => vectors(word) ?? [])))
+    }
+    expect(matcher.scoreWords(Int32Array.from([names.indexOf("violin")]), 1, byNumber)).toBeGreaterThan(0)
+  })
+
   it("never matches one month, number or ordinal for another", () => {
     const months: WordVectors = (word) => (word === "june" || word === "may" ? unit(1, 0.1, 0, 0) : undefined)
     expect(SoftMatcher.forQuery(months, "What did Audrey do in June 2022, the third time?", () => 1)).toBeUndefined()
