@@ -59,7 +59,6 @@ export const compactDue = (table: { readonly live: number; readonly bytes: numbe
   table.bytes >= COMPACT_MIN_BYTES && table.bytes > BLOATED * table.live * (table.width + ROW_OVERHEAD) + MB
 
 const decodeSize = decodeRows(Schema.Struct({ bytes: Int8 }))
-const decodeWidths = decodeRows(Schema.Struct({ name: Schema.String, width: Schema.NullOr(Int8) }))
 const decodeWal = decodeRows(Schema.Struct({ current: Int8, redo: Int8 }))
 const decodeTables = decodeRows(
   Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, changed: Int8, bytes: Int8, width: Schema.NullOr(Int8) })
@@ -101,17 +100,13 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
     // (a queue's rows emptied after they settle are not judged by the width they had when full).
     const analyzed = tables.filter((t) => analyzeDue(t) && (quiet || t.bytes < SMALL_BYTES)).map((t) => t.name)
     for (const name of analyzed) yield* sql`ANALYZE ${sql(name)}`
-    const widths = analyzed.length === 0 ? new Map<string, number | null>() : new Map(
-      (yield* sql`SELECT tablename AS name, sum(avg_width) AS width FROM pg_stats WHERE schemaname = 'public' GROUP BY tablename`.pipe(
-        Effect.flatMap(decodeWidths)
-      )).map((row) => [row.name, row.width])
-    )
-    // Rewrites wait for a pause in writes; a table without statistics gets them first (its rewrite waits a pass).
+    // Rewrites wait for a pause in writes; a table without statistics, or whose statistics were just taken,
+    // is judged on them at the next pass.
     const compacted: Array<string> = []
     if (quiet) {
-      for (const listed of tables) {
-        const table = widths.has(listed.name) ? { ...listed, width: widths.get(listed.name) ?? null } : listed
+      for (const table of tables) {
         if (table.bytes < COMPACT_MIN_BYTES || table.bytes < (compactedAt.get(table.name) ?? 0) * 1.25) continue
+        if (analyzed.includes(table.name)) continue
         if (table.width === null) yield* sql`ANALYZE ${sql(table.name)}`
         else if (compactDue({ ...table, width: table.width })) {
           yield* sql`VACUUM FULL ${sql(table.name)}`
@@ -130,7 +125,9 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
       wal_since_checkpoint: sinceCheckpoint,
       vacuumed: vacuumed.join(","),
       analyzed: analyzed.join(","),
-      compacted: compacted.join(","), checkpointed })
+      compacted: compacted.join(","),
+      checkpointed
+    })
     return { vacuumed, analyzed, compacted, checkpointed }
   }).pipe(Effect.withSpan("Store.maintain"))
 

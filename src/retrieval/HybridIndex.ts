@@ -460,7 +460,6 @@ export class HybridIndex {
     return count
   }
 
-
   private groupId(key: string) {
     let id = this.groupIds.get(key)
     if (id === undefined) {

@@ -178,7 +178,6 @@ export const wordNumbers = (bytes: Uint8Array, from: number, to: number, out: In
   return [count, out]
 }
 
-
 /** Whether two packed word sequences are the same. */
 export const samePacked = (a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array) => {
   if (aTo - aFrom !== b.length) return false

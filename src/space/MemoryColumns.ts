@@ -241,11 +241,6 @@ export class MemoryColumns {
     this.setTexts(slot, texts, sourceDiff)
   }
 
-  /** Bytes the texts take in memory (their arena's buffer). */
-  get textBytes() {
-    return this.arena.capacityBytes
-  }
-
   /** Whether every memory's texts are here. */
   get complete() {
     return this.missingTexts === 0
