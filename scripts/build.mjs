@@ -60,7 +60,8 @@ try {
     ...common,
     entryPoints: {
       "parse-worker": join(root, "src/documents/ParseWorker.ts"),
-      "extract-worker": join(root, "src/ingestion/ExtractionWorker.ts")
+      "extract-worker": join(root, "src/ingestion/ExtractionWorker.ts"),
+      "wake-worker": join(root, "src/retrieval/WakeWorker.ts")
     }
   })
   // The web console's script (served at /console/app.js).

@@ -24,6 +24,8 @@ export interface EmbedderShape {
    * from the words it keeps.
    */
   readonly wordPart?: ((word: string) => { readonly weight: number; readonly vector: Float32Array } | undefined) | undefined
+  /** Reads now what the embedder would read on first use (the word vectors' vocabulary), for a caller with time to spare. */
+  readonly load?: (() => void) | undefined
 }
 
 export class Embedder extends Context.Tag("engram/embedder/Embedder")<Embedder, EmbedderShape>() {}
@@ -68,7 +70,8 @@ export const layerLocal = (options: { readonly cacheDir: string }) =>
           return texts.map((text) => loaded.embed(text))
         }),
         wordVectors: (word) => glove.load().wordVector(word),
-        wordPart: (word) => glove.load().wordPart(word)
+        wordPart: (word) => glove.load().wordPart(word),
+        load: () => void glove.load()
       })),
       Effect.withSpan("Embedder.openLocal")
     )

@@ -115,57 +115,24 @@ export class Bm25 {
    * decides whether to give pending I/O a turn).
    */
   *bulk(count: number, terms: number, termsOf: (slot: number, out: Int32Array) => readonly [number, Int32Array]): Generator<void, void> {
+    this.adopt(yield* bulkPostings(count, terms, termsOf))
+  }
+
+  /** Takes postings built by `bulkPostings` (here or on another thread) as the whole of an empty index. */
+  adopt(built: BulkPostings) {
     if (this.lastSlot >= 0) throw new Error("BM25 bulk load into a non-empty index")
-    const documentsOf = new Int32Array(terms + 1)
-    const byTerm = new Int32Array(terms + 1)
-    // Pass 1: each document's distinct terms and counts, kept in order; every term's number of documents.
-    let pairs = new Int32Array(Math.max(1024, count * 32))
-    let used = 0
-    const firstPair = new Int32Array(count + 1)
+    const { counts, lengths, slots, termStarts } = built
+    const count = lengths.length
+    for (let term = 1; term < termStarts.length - 1; term++) {
+      const from = termStarts[term]!
+      const size = termStarts[term + 1]! - from
+      if (size > 0) {
+        this.postings[term] = { slots: slots.subarray(from, from + size), counts: counts.subarray(from, from + size), length: size, live: size }
+      }
+    }
     this.lengths = new Int32Array(Math.max(count, 64))
-    let docTerms: Int32Array = new Int32Array(1024)
-    for (let slot = 0; slot < count; slot++) {
-      firstPair[slot] = used / 2
-      const [length, out] = termsOf(slot, docTerms)
-      docTerms = out
-      if (used + length * 2 > pairs.length) {
-        const bigger = new Int32Array(Math.max(pairs.length * 2, used + length * 2))
-        bigger.set(pairs)
-        pairs = bigger
-      }
-      // A term's first occurrence takes its pair; the count is filled in after.
-      for (let i = 0; i < length; i++) {
-        const term = docTerms[i]!
-        if (byTerm[term] === 0) {
-          pairs[used] = term
-          used += 2
-        }
-        byTerm[term]!++
-      }
-      for (let k = firstPair[slot]! * 2; k < used; k += 2) {
-        const term = pairs[k]!
-        pairs[k + 1] = byTerm[term]!
-        byTerm[term] = 0
-        documentsOf[term]!++
-      }
-      this.lengths[slot] = length
-      this.totalLength += length
-      if ((slot + 1) % PAUSE_EVERY === 0) yield
-    }
-    firstPair[count] = used / 2
-    // Pass 2: postings at their final size, filled in slot order (so ascending).
-    for (let term = 1; term <= terms; term++) {
-      const size = documentsOf[term]!
-      if (size > 0) this.postings[term] = { slots: new Int32Array(size), counts: new Int32Array(size), length: 0, live: size }
-    }
-    for (let slot = 0; slot < count; slot++) {
-      for (let k = firstPair[slot]!; k < firstPair[slot + 1]!; k++) {
-        const posting = this.postings[pairs[2 * k]!]!
-        posting.slots[posting.length] = slot
-        posting.counts[posting.length++] = pairs[2 * k + 1]!
-      }
-      if ((slot + 1) % PAUSE_EVERY === 0) yield
-    }
+    this.lengths.set(lengths)
+    this.totalLength = built.totalLength
     this.documents = count
     this.lastSlot = count - 1
   }
@@ -280,4 +247,79 @@ export class Bm25 {
       of: (slot) => (slot < stamps.length && stamps[slot] === generation ? sums[slot]! : 0)
     }
   }
+}
+
+/**
+ * Every term's posting for documents 0 to `count - 1` at once, as plain
+ * arrays: term t's entries are `slots` and `counts` from `termStarts[t]` to
+ * `termStarts[t + 1]`, ascending by slot. What adding each document in turn
+ * would build, made without a map; pure, so another thread can make it.
+ */
+export interface BulkPostings {
+  readonly lengths: Int32Array<ArrayBuffer>
+  readonly totalLength: number
+  readonly termStarts: Int32Array<ArrayBuffer>
+  readonly slots: Int32Array<ArrayBuffer>
+  readonly counts: Int32Array<ArrayBuffer>
+}
+
+export function* bulkPostings(
+  count: number,
+  terms: number,
+  termsOf: (slot: number, out: Int32Array) => readonly [number, Int32Array]
+): Generator<void, BulkPostings> {
+  const documentsOf = new Int32Array(terms + 1)
+  const byTerm = new Int32Array(terms + 1)
+  // Pass 1: each document's distinct terms and counts, kept in order; every term's number of documents.
+  let pairs = new Int32Array(Math.max(1024, count * 32))
+  let used = 0
+  const firstPair = new Int32Array(count + 1)
+  const lengths = new Int32Array(count)
+  let totalLength = 0
+  let docTerms: Int32Array = new Int32Array(1024)
+  for (let slot = 0; slot < count; slot++) {
+    firstPair[slot] = used / 2
+    const [length, out] = termsOf(slot, docTerms)
+    docTerms = out
+    if (used + length * 2 > pairs.length) {
+      const bigger = new Int32Array(Math.max(pairs.length * 2, used + length * 2))
+      bigger.set(pairs)
+      pairs = bigger
+    }
+    // A term's first occurrence takes its pair; the count is filled in after.
+    for (let i = 0; i < length; i++) {
+      const term = docTerms[i]!
+      if (byTerm[term] === 0) {
+        pairs[used] = term
+        used += 2
+      }
+      byTerm[term]!++
+    }
+    for (let k = firstPair[slot]! * 2; k < used; k += 2) {
+      const term = pairs[k]!
+      pairs[k + 1] = byTerm[term]!
+      byTerm[term] = 0
+      documentsOf[term]!++
+    }
+    lengths[slot] = length
+    totalLength += length
+    if ((slot + 1) % PAUSE_EVERY === 0) yield
+  }
+  firstPair[count] = used / 2
+  // Pass 2: each term's entries in one run of the shared arrays, filled in slot order (so ascending).
+  const termStarts = new Int32Array(terms + 2)
+  for (let term = 1; term <= terms; term++) termStarts[term + 1] = termStarts[term]! + documentsOf[term]!
+  const filled = termStarts.slice(0, terms + 1)
+  const entries = termStarts[terms + 1]!
+  const slots = new Int32Array(entries)
+  const counts = new Int32Array(entries)
+  for (let slot = 0; slot < count; slot++) {
+    for (let k = firstPair[slot]!; k < firstPair[slot + 1]!; k++) {
+      const at = filled[pairs[2 * k]!]!++
+      slots[at] = slot
+      counts[at] = pairs[2 * k + 1]!
+    }
+    if ((slot + 1) % PAUSE_EVERY === 0) yield
+  }
+  return { lengths, totalLength, termStarts, slots, counts }
 }

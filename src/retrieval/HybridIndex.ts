@@ -10,7 +10,9 @@
  * order; a document whose words change moves to a new slot, and the holes
  * removed documents leave are closed now and then (`onRenumber` tells the owner).
  */
+import { Either } from "effect"
 import { Admission } from "./Admission.ts"
+import { deriveVectors, partTable } from "./BulkVectors.ts"
 import { normalize } from "../../services/embedder/Embedder.ts"
 import { Bm25 } from "./Bm25.ts"
 import { grown } from "./Grown.ts"
@@ -20,6 +22,8 @@ import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
 import { TopK } from "./TopK.ts"
 import { VectorIndex } from "./VectorIndex.ts"
+import type { BulkPostings } from "./Bm25.ts"
+import { type PartsAhead, THREAD_SHARE, type WakeThread } from "./WakeThread.ts"
 import { PartSums } from "./VectorKernel.ts"
 
 export interface IndexDoc {
@@ -123,8 +127,8 @@ export interface HybridIndexOptions {
 
 /** How many of the best candidates bring their neighbours into the pool (accurate mode). */
 const EXPANSION = 30
-/** Memories whose vectors the kernel makes in one go when a space is restored in bulk. */
-const DERIVE_BATCH = 512
+/** Documents a bulk load goes through between two pauses. */
+const BULK_PAUSE = 16384
 /** Group positions this close are neighbours: in a dialogue, a speaker's previous turn is two back. */
 const REACH = 2
 /** Holes are closed once they are this many and a quarter of the slots. */
@@ -378,11 +382,41 @@ export class HybridIndex {
    * from words (or stored ones copied). The index is what upserting each
    * document in order would have made.
    */
-  *bulkLoad(docs: BulkDocs): Generator<void, void> {
+  /**
+   * Starts building, on `thread`, the postings and most vectors of the
+   * documents whose packed words are `bytes` (document n's end at
+   * `wordEnds[n]`), for the `bulkLoad` of those documents that follows: the
+   * lexicon must already hold their words.
+   */
+  *buildAhead(thread: WakeThread, bytes: Uint8Array, wordEnds: Int32Array): Generator<void, PartsAhead> {
+    const count = wordEnds.length
+    const starts = new Int32Array(count)
+    for (let slot = 1; slot < count; slot++) starts[slot] = wordEnds[slot - 1]!
+    const postings = thread.words({
+      type: "words",
+      bytes: bytes.slice(),
+      starts,
+      ends: wordEnds.slice(),
+      termOfWord: this.lexicon.termTable(),
+      terms: this.lexicon.terms
+    })
+    if (!this.derives || count === 0) return { postings, vectors: undefined }
+    yield
+    // The thread builds the postings meanwhile.
+    const to = Math.round(count * THREAD_SHARE)
+    const parts = yield* partTable(this.lexicon, this.dimensions)
+    const made = thread.vectors({ type: "vectors", dims: this.dimensions, from: 0, to, ...parts })
+    return { postings, vectors: { from: 0, to, made } }
+  }
+
+  *bulkLoad(docs: BulkDocs, ahead?: PartsAhead): Generator<void | Promise<void>, void> {
     if (this.next > 0) throw new Error("bulk load into a non-empty index")
     const count = docs.ids.length
     this.ids = [...docs.ids]
-    for (let slot = 0; slot < count; slot++) this.slotOf.set(docs.ids[slot]!, slot)
+    for (let slot = 0; slot < count; slot++) {
+      this.slotOf.set(docs.ids[slot]!, slot)
+      if ((slot + 1) % BULK_PAUSE === 0) { yield }
+    }
     // A copy: the words given are a view of a snapshot's whole body, which would otherwise stay in memory.
     this.bytes = docs.words.length > 0 ? docs.words.slice() : new Uint8Array(1 << 16)
     this.used = docs.words.length
@@ -401,37 +435,62 @@ export class HybridIndex {
       this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0)
       if (docs.active[slot] === 0) this.admission.setActive(slot, false)
       this.holdPosition(slot, docs.positions[slot]!)
+      if ((slot + 1) % BULK_PAUSE === 0) { yield }
     }
     this.entityLists = [...docs.entities]
     const { bytes, lexicon, starts, ends } = this
     yield
-    yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => this.termsOf(bytes, starts[slot]!, ends[slot]!, out))
     this.vectors.reserve(count)
-    // Vectors made from words go through the kernel a batch at a time (as `derive` makes each, bit for bit).
-    const batch = new Int32Array(DERIVE_BATCH)
-    const offsets = new Int32Array(DERIVE_BATCH + 1)
-    for (let from = 0; from < count; from += DERIVE_BATCH) {
-      const to = Math.min(count, from + DERIVE_BATCH)
-      let texts = 0
-      let total = 0
-      for (let slot = from; slot < to; slot++) {
-        if (docs.hasVector[slot] === 1 && docs.vectors !== undefined) {
-          this.vectors.set(slot, docs.vectors.subarray(slot * docs.dims, (slot + 1) * docs.dims))
-          continue
-        }
-        if (!this.derives) continue
-        offsets[texts] = total
-        total = this.partsOf(bytes, starts[slot]!, ends[slot]!, total)
-        batch[texts++] = slot
-      }
-      if (texts === 0) continue
-      offsets[texts] = total
-      const sums = this.partSums!.sumMany(this.partIds, offsets, texts)
-      const width = this.partSums!.width
-      for (let k = 0; k < texts; k++) this.vectors.set(batch[k]!, normalize(sums.subarray(k * width, k * width + this.dimensions)))
-      yield
+    // A snapshot keeps either every vector (an embedder's) or none (made from words).
+    const derived: Array<number> = []
+    for (let slot = 0; slot < count; slot++) {
+      if (docs.hasVector[slot] === 1 && docs.vectors !== undefined) {
+        this.vectors.set(slot, docs.vectors.subarray(slot * docs.dims, (slot + 1) * docs.dims))
+      } else if (this.derives) derived.push(slot)
     }
+    const slots = Int32Array.from(derived)
+    /** Makes the vectors of `slots[from, to)` here. */
+    const here = function*(index: HybridIndex, from: number, to = slots.length): Generator<void, void> {
+      if (to <= from) return
+      const sums = (index.partSums ??= new PartSums(index.dimensions))
+      yield* deriveVectors({ bytes, starts, ends, slots: slots.subarray(from, to) }, index.dimensions, (word) => lexicon.part(word), sums,
+        (k, vector) => index.vectors.set(slots[from + k]!, vector))
+    }
+    if (ahead !== undefined) {
+      // A snapshot made from words has no vector stored: the thread's are of the first documents.
+      const shared = ahead.vectors !== undefined && ahead.vectors.from === 0 && ahead.vectors.to <= slots.length &&
+        (slots.length === 0 || slots[slots.length - 1] === slots.length - 1)
+      const threadMakes = shared ? ahead.vectors!.to : 0
+      yield* here(this, threadMakes)
+      let postings: Either.Either<BulkPostings, string> = Either.left("no answer")
+      let vectors: Either.Either<Float32Array, string> = Either.right(new Float32Array(0))
+      yield ahead.postings.then((answer) => {
+        postings = answer
+      })
+      if (threadMakes > 0) {
+        yield ahead.vectors!.made.then((answer) => {
+          vectors = answer
+        })
+      }
+      if (Either.isRight(postings) && Either.isRight(vectors)) {
+        this.bm25.adopt(postings.right)
+        const made = vectors.right
+        for (let k = 0; k < threadMakes; k++) {
+          this.vectors.set(k, made.subarray(k * this.dimensions, (k + 1) * this.dimensions))
+          if ((k + 1) % BULK_PAUSE === 0) { yield }
+        }
+        return
+      }
+      this.wakeThreadFailure = Either.isLeft(postings) ? postings.left : Either.isLeft(vectors) ? vectors.left : "no answer"
+      yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => this.termsOf(bytes, starts[slot]!, ends[slot]!, out))
+      return yield* here(this, 0, threadMakes)
+    }
+    yield* this.bm25.bulk(count, lexicon.terms, (slot, out) => this.termsOf(bytes, starts[slot]!, ends[slot]!, out))
+    yield* here(this, 0)
   }
+
+  /** Why the last bulk load built its postings and vectors here though given a thread's (it failed), if it did. */
+  wakeThreadFailure: string | undefined
 
   /**
    * Appends to `partIds` from `at` the word numbers of the words in

@@ -79,6 +79,11 @@ export class Lexicon {
     return this.termOfWord[id]!
   }
 
+  /** Every word's term number (`term`), by word number, in an array of its own. */
+  termTable(): Int32Array<ArrayBuffer> {
+    return this.termOfWord.slice(0, this.list.length)
+  }
+
   /** How many distinct terms there are (term numbers run from 1). */
   get terms() {
     return this.termList.length - 1

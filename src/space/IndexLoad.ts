@@ -41,7 +41,7 @@ const TEXT_PAGE = 1000
 
 /**
  * Reads the texts of every memory `state` holds without them (woken from a
- * snapshot), a page at a time, letting `pause` run between pages (recalls
+ * snapshot), a page at a time, letting `pause` run before each page (recalls
  * waiting go first); answers how many it read.
  */
 export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState, pause: Effect.Effect<void>) =>
@@ -49,6 +49,8 @@ export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState, 
     let after: PageCursor | null = null
     let filled = 0
     while (!state.complete) {
+      // Before every page, the first too: the recall that woke the space answers first.
+      yield* pause
       const page: { readonly texts: ReadonlyArray<TextRow>; readonly next: PageCursor | null } = yield* repo.textPage(space, after, TEXT_PAGE)
       for (const row of page.texts) {
         // The source stays as the store keeps it: the edits that make it from the text, made on demand.
@@ -58,7 +60,6 @@ export const fillTexts = (repo: MemoryRepo, space: SpaceRef, state: SpaceState, 
       filled += page.texts.length
       if (page.texts.length < TEXT_PAGE || page.next === null) break
       after = page.next
-      yield* pause
     }
     // A memory the store no longer has (changed behind the writer's back) leaves the index too.
     const gone = state.missingTexts()

@@ -15,6 +15,7 @@ import type { SnapshotStoreShape } from "../../services/store/SnapshotStore.ts"
 import { BadBytes } from "./Binary.ts"
 import { decodeBody, encodeBody, pack, unpack } from "./SnapshotCodec.ts"
 import type { SpaceState } from "./SpaceState.ts"
+import { OFF_THREAD_FROM, startWakeThread } from "../retrieval/WakeThread.ts"
 
 export const snapshotsSaved = Metric.counter("engram_space_snapshots_saved", { description: "Index snapshots written" })
 export const snapshotBytes = Metric.gauge("engram_space_snapshot_bytes", { description: "Size of the last index snapshot written" })
@@ -25,15 +26,20 @@ export const SLICE_MS = 12
 /**
  * Runs a slicing generator to its end, giving pending I/O a turn at the first
  * pause after every SLICE_MS of work: often enough that other spaces' recalls
- * wait little, seldom enough that a wake is not starved by them.
+ * wait little, seldom enough that a wake is not starved by them. A pause
+ * that is a promise (work on another thread) is waited for.
  */
-export const inSlices = <A>(steps: Generator<void, A>) =>
+export const inSlices = <A>(steps: Generator<void | Promise<void>, A>) =>
   Effect.gen(function*() {
     let since = performance.now()
     for (;;) {
       const next = steps.next()
       if (next.done) return next.value
-      if (performance.now() - since >= SLICE_MS) {
+      const waiting = next.value
+      if (waiting !== undefined) {
+        yield* Effect.promise(() => waiting)
+        since = performance.now()
+      } else if (performance.now() - since >= SLICE_MS) {
         yield* yieldToIo
         since = performance.now()
       }
@@ -64,7 +70,8 @@ export const makeIndexSnapshots = (deps: {
   const restore: Effect.Effect<Either.Either<{ readonly memories: number; readonly storeVersion: number }, string>, ServiceUnavailable> = Effect.gen(function*() {
     const file = yield* store.read(space)
     if (Option.isNone(file)) return Either.left("no snapshot")
-    const unpacked = yield* Effect.either(unpack(file.value))
+    // While the body inflates off the event loop, the embedder reads what it would read on first use.
+    const [unpacked] = yield* Effect.all([Effect.either(unpack(file.value)), Effect.sync(() => state.embedder.load?.())], { concurrency: 2 })
     if (Either.isLeft(unpacked)) return Either.left(unpacked.left)
     const { body, header } = unpacked.right
     if (header.orgId !== space.orgId || header.spaceId !== space.spaceId) return Either.left("a snapshot of another space")
@@ -73,10 +80,21 @@ export const makeIndexSnapshots = (deps: {
     }
     const version = yield* deps.storeVersion
     if (header.storeVersion !== version) return Either.left(`behind the store (snapshot at version ${header.storeVersion}, store at ${version})`)
-    const read = yield* inSlices(decodeBody(body, state, header)).pipe(
+    // A large space's postings and vectors are built on a thread of their own while the rest is read here.
+    const read = yield* Effect.acquireUseRelease(
+      Effect.sync(() => (header.memories >= OFF_THREAD_FROM ? startWakeThread() : undefined)),
+      (thread) => inSlices(decodeBody(body, state, header, thread)),
+      (thread) => Effect.sync(() => thread?.stop())
+    ).pipe(
       Effect.either,
       Effect.catchAllDefect((defect) => Effect.succeed(Either.left(defect)))
     )
+    const failure = state.index.wakeThreadFailure
+    if (failure !== undefined) {
+      yield* Effect.logWarning(`the wake thread failed (${failure}); the index was built on the main thread`).pipe(
+        Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId })
+      )
+    }
     if (Either.isLeft(read)) {
       state.reset()
       const why = read.left

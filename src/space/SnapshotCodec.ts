@@ -19,9 +19,10 @@ import type { EntityRef } from "../domain/Memory.ts"
 import { BadBytes, ByteReader, ByteWriter } from "./Binary.ts"
 import { STATE_CODES, TYPE_CODES } from "./MemoryColumns.ts"
 import type { SpaceState } from "./SpaceState.ts"
+import type { WakeThread } from "../retrieval/WakeThread.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
-export const SNAPSHOT_FORMAT = 2 as const
+export const SNAPSHOT_FORMAT = 3 as const
 
 export const SnapshotHeader = Schema.Struct({
   format: Schema.Literal(SNAPSHOT_FORMAT),
@@ -52,10 +53,11 @@ const ms = (date: Date) => date.getTime()
 
 /**
  * The body of a snapshot of `state`, made in slices (the generator pauses
- * between them): the space's words, a table of its repeated strings, then
+ * between them): the space's words, a table of its repeated strings, the
+ * length of every memory's packed words, then those words (what its vector
+ * is made from: a reader can start on the vectors before the rest), then
  * the memories in slot order, times as differences from the memory before
- * (or from the memory's own creation), then every memory's packed words,
- * then the stored vectors.
+ * (or from the memory's own creation), then the stored vectors.
  */
 export function* encodeBody(state: SpaceState, derived: boolean): Generator<void, { readonly body: Uint8Array; readonly memories: number }> {
   const strings = new Map<string, number>()
@@ -70,6 +72,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     return at
   }
   const records = new ByteWriter()
+  const lengths = new ByteWriter()
   const words = new ByteWriter()
   const vectors: Array<Float32Array> = []
   const optional = (value: string | null) => records.varint(value === null ? 0 : ref(value) + 1)
@@ -104,10 +107,10 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     }
     records.varint(meta.sourceIds.length)
     for (const source of meta.sourceIds) records.varint(ref(source))
-    records.varint(placed.words.length)
+    lengths.varint(placed.words.length)
     words.raw(placed.words)
     if (hasVector) vectors.push(placed.vector!)
-    if (++memories % SLICE === 0) yield
+    if (++memories % SLICE === 0) { yield }
   }
   const out = new ByteWriter()
   const lexicon = state.index.lexicon.allWords()
@@ -116,8 +119,9 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
   out.varint(table.length)
   for (const value of table) out.string(value)
   out.varint(memories)
-  out.bytes(records.result())
+  out.bytes(lengths.result())
   out.bytes(words.result())
+  out.bytes(records.result())
   out.varint(vectors.length)
   for (const vector of vectors) out.float32s(vector)
   return { body: out.result(), memories }
@@ -138,18 +142,55 @@ const sharing = <A>() => {
  * slices, then fills the state in bulk, in slices too (SpaceState.bulkRestore). Throws
  * BadBytes when the body does not read back whole.
  */
-export function* decodeBody(body: Uint8Array, state: SpaceState, header: SnapshotHeader): Generator<void, number> {
+export function* decodeBody(
+  body: Uint8Array,
+  state: SpaceState,
+  header: SnapshotHeader,
+  /** Builds the postings and vectors while the rest is read (a large space). */
+  thread?: WakeThread
+): Generator<void | Promise<void>, number> {
   const read = new ByteReader(body)
   const lexicon = state.index.lexicon
   const wordCount = read.varint()
   for (let i = 1; i <= wordCount; i++) {
     if (lexicon.idOf(read.string()) !== i) throw new BadBytes(`word ${i} is listed twice`)
+    if (i % (SLICE * 8) === 0) { yield }
   }
+  yield
   const table: Array<string> = Array.from({ length: read.varint() }, () => read.string())
+  yield
   const count = read.varint()
   if (count !== header.memories) throw new BadBytes(`${count} memories where the header says ${header.memories}`)
-  const records = new ByteReader(read.bytes())
+  const lengths = new ByteReader(read.bytes())
   const wordBytes = read.bytes()
+  const wordEnds = new Int32Array(count)
+  for (let n = 0, wordsAt = 0; n < count; n++) {
+    wordsAt += lengths.varint()
+    if (wordsAt > wordBytes.length) throw new BadBytes(`memory ${n}'s words run past the words`)
+    wordEnds[n] = wordsAt
+    if ((n + 1) % (SLICE * 16) === 0) yield
+  }
+  if (!lengths.done) throw new BadBytes("word lengths left after the last memory")
+  if ((count === 0 ? 0 : wordEnds[count - 1]!) !== wordBytes.length) throw new BadBytes("words left after the last memory")
+  // Every word number must be the lexicon's.
+  let value = 0
+  let scale = 1
+  for (let i = 0; i < wordBytes.length; i++) {
+    if (i % (SLICE * 1024) === SLICE * 1024 - 1) yield
+    const byte = wordBytes[i]!
+    value += (byte & 0x7f) * scale
+    if (byte & 0x80) {
+      scale *= 0x80
+      continue
+    }
+    if (value > wordCount) throw new BadBytes(`word number ${value} of ${wordCount}`)
+    value = 0
+    scale = 1
+  }
+  yield
+  // The postings and vectors are built on the thread, from the words alone, while the rest is read here.
+  const partsAhead = thread === undefined ? undefined : yield* state.index.buildAhead(thread, wordBytes, wordEnds)
+  const records = new ByteReader(read.bytes())
   const vectorCount = read.varint()
   const dims = state.embedder.dimensions
   const at = () => table[records.below(table.length)]!
@@ -177,7 +218,6 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
   const groupKeys: Array<string> = []
   const groupOfSession = new Map<string, number>()
   const groupOfTime = new Map<number, number>()
-  const wordEnds = new Int32Array(count)
   const hasVector = new Uint8Array(count)
   const vectors = vectorCount > 0 ? new Float32Array(count * dims) : undefined
   const flags = { active: new Uint8Array(count), superseded: new Uint8Array(count), asks: new Uint8Array(count) }
@@ -190,7 +230,6 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
   let position = 0
   let eventTime = 0
   let createdAt = 0
-  let wordsAt = 0
   let vectorsRead = 0
   const vectorReader = read
   for (let n = 0; n < count; n++) {
@@ -238,9 +277,6 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
     }
     const sourceCount = records.varint()
     sourceIds[n] = sourceCount === 0 ? EMPTY : Array.from({ length: sourceCount }, () => MemoryId.make(at()))
-    wordsAt += records.varint()
-    if (wordsAt > wordBytes.length) throw new BadBytes(`memory ${id}'s words run past the words`)
-    wordEnds[n] = wordsAt
     if (flag & HAS_VECTOR) {
       if (vectors === undefined || vectorsRead >= vectorCount) throw new BadBytes(`memory ${id} has a vector the body lacks`)
       const vector = vectorReader.float32s()
@@ -265,25 +301,10 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
     flags.active[n] = ((flag >> 2) & 1) === 0 ? 1 : 0
     flags.superseded[n] = supersededBy[n] === null ? 0 : 1
     flags.asks[n] = flag & ASKS ? 1 : 0
-    if ((n + 1) % SLICE === 0) yield
+    if ((n + 1) % SLICE === 0) { yield }
   }
   if (!records.done) throw new BadBytes("bytes left after the last memory")
-  if (wordsAt !== wordBytes.length) throw new BadBytes("words left after the last memory")
   if (vectorsRead !== vectorCount || !read.done) throw new BadBytes("bytes left after the last vector")
-  // Every word number must be the lexicon's.
-  let value = 0
-  let scale = 1
-  for (let i = 0; i < wordBytes.length; i++) {
-    const byte = wordBytes[i]!
-    value += (byte & 0x7f) * scale
-    if (byte & 0x80) {
-      scale *= 0x80
-      continue
-    }
-    if (value > wordCount) throw new BadBytes(`word number ${value} of ${wordCount}`)
-    value = 0
-    scale = 1
-  }
   yield
   yield* state.bulkRestore(
     {
@@ -293,7 +314,8 @@ export function* decodeBody(body: Uint8Array, state: SpaceState, header: Snapsho
     {
       ids, documentIds, kinds, entities, tags, userIds: scopes[0]!, agentIds: scopes[1]!, sessionIds: scopes[2]!, memberIds: scopes[3]!,
       sourceIds, supersededBy, embedders, positions, eventTimes, occurredStarts, occurredEnds, consolidatedAts, createdAts, updatedAts
-    }
+    },
+    partsAhead
   )
   return count
 }

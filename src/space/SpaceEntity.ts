@@ -98,7 +98,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // down then fails that call with a 503 and the next call tries again. A space that exists stays known to
   // exist (deletion goes through this entity); a missing one is checked again on every call, since
   // creating a space does not.
-  const state = new SpaceState(space, { id: embedder.id, dimensions: embedder.dimensions, wordPart: embedder.wordPart }, embedder.wordVectors)
+  const state = new SpaceState(space, { id: embedder.id, dimensions: embedder.dimensions, wordPart: embedder.wordPart, load: embedder.load }, embedder.wordVectors)
   const loading = yield* Effect.makeSemaphore(1)
   let loaded = false
   const load = Effect.gen(function*() {

@@ -9,6 +9,7 @@ import type { MemoryId } from "../domain/Ids.ts"
 import type { IndexedMemory } from "../domain/Memory.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import { type BulkDocs, HybridIndex, type IndexDoc, type PlacedDoc, type RankedHit } from "../retrieval/HybridIndex.ts"
+import type { PartsAhead } from "../retrieval/WakeThread.ts"
 import type { WordPart } from "../retrieval/Lexicon.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { onlyAsks } from "../retrieval/Text.ts"
@@ -27,6 +28,7 @@ export interface IndexEmbedder {
   readonly id: string
   readonly dimensions: number
   readonly wordPart?: ((word: string) => WordPart | undefined) | undefined
+  readonly load?: (() => void) | undefined
 }
 
 /** A memory as a snapshot keeps it: its index entry and what it is, without its texts. */
@@ -202,9 +204,9 @@ export class SpaceState {
   }
 
   /** An empty state filled with a snapshot's memories at once; their texts follow from the store. */
-  *bulkRestore(index: BulkDocs, columns: BulkColumns): Generator<void, void> {
+  *bulkRestore(index: BulkDocs, columns: BulkColumns, ahead?: PartsAhead): Generator<void | Promise<void>, void> {
     if (this.size > 0) throw new Error("bulk restore into a non-empty state")
-    yield* this.index.bulkLoad(index)
+    yield* this.index.bulkLoad(index, ahead)
     this.columns.bulkLoad(columns)
     yield
     let next = 0
@@ -220,6 +222,7 @@ export class SpaceState {
         dependents.add(id)
       }
       if (columns.positions[slot]! >= next) next = columns.positions[slot]! + 1
+      if ((slot + 1) % 16384 === 0) { yield }
     }
     this.next = next
   }

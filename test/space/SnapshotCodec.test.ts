@@ -10,6 +10,8 @@ import type { IndexedMemory } from "../../src/domain/Memory.ts"
 import { BadBytes } from "../../src/space/Binary.ts"
 import { decodeBody, encodeBody, pack, SNAPSHOT_FORMAT, unpack } from "../../src/space/SnapshotCodec.ts"
 import { type IndexEmbedder, SpaceState } from "../../src/space/SpaceState.ts"
+import { inSlices } from "../../src/space/IndexSnapshots.ts"
+import { startWakeThread, type WakeThread } from "../../src/retrieval/WakeThread.ts"
 
 const space = { orgId: OrgId.make("org_snap"), spaceId: SpaceId.make("snap") }
 
@@ -91,22 +93,61 @@ const stateOf = (embedder: IndexEmbedder, list: ReadonlyArray<IndexedMemory>) =>
   return state
 }
 
-const run = <A>(steps: Generator<void, A>) => {
+/** Runs a decode without a vector thread: it never waits on one. */
+const run = <A>(steps: Generator<void | Promise<void>, A>) => {
   for (;;) {
     const next = steps.next()
     if (next.done) return next.value
+    if (next.value !== undefined) throw new Error("a decode without a thread waited on one")
   }
 }
 
-const roundTrip = (state: SpaceState, embedder: IndexEmbedder) =>
+/** The state read back from a snapshot of `state`; with `thread`, its postings and most vectors built there. */
+const roundTrip = (state: SpaceState, embedder: IndexEmbedder, thread?: WakeThread) =>
   Effect.gen(function*() {
     const { body, memories: count } = run(encodeBody(state, embedder.wordPart !== undefined))
     const file = yield* pack({ orgId: space.orgId, spaceId: space.spaceId, storeVersion: 7, embedder: embedder.id, derived: embedder.wordPart !== undefined, memories: count }, body)
     const unpacked = yield* unpack(file)
     const back = new SpaceState(space, embedder)
-    run(decodeBody(unpacked.body, back, unpacked.header))
+    if (thread === undefined) run(decodeBody(unpacked.body, back, unpacked.header))
+    else yield* inSlices(decodeBody(unpacked.body, back, unpacked.header, thread)).pipe(Effect.ensuring(Effect.sync(() => thread.stop())))
     return { back, file, unpacked }
   })
+
+/** `back` is `state` in every column and index entry, and ranks as it does, before and after the same changes. */
+const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<IndexedMemory>) => {
+  expect(back.size).toBe(state.size)
+  expect(back.complete).toBe(false)
+  // Without their texts the memories are known, in every column.
+  for (const meta of state.metas()) expect(back.meta(meta.id)).toEqual(meta)
+  // And so is every index entry: words, vector, entities, event time, group, position, flags.
+  for (const meta of state.metas()) {
+    expect(back.index.placedAt(back.index.slot(meta.id)!)).toEqual(state.index.placedAt(state.index.slot(meta.id)!))
+  }
+  // Texts come from the store afterwards.
+  for (const id of back.missingTexts()) back.fillText(id, state.get(id)!)
+  expect(back.complete).toBe(true)
+  for (const memory of state.all()) expect(back.get(memory.id)).toEqual(memory)
+  // And it goes on as the original does: the same changes leave both answering the same.
+  for (const target of [state, back]) {
+    for (const memory of list.filter((_, i) => i % 9 === 2)) target.remove(memory.id)
+    for (const memory of list.filter((_, i) => i % 7 === 1)) target.put({ ...memory, id: MemoryId.make(`${memory.id}_again`), text: `${memory.text} again`, position: memory.position + 1000 })
+  }
+  for (const query of ["Where does Marco live now?", "support group", "turtles jazz screenplay", "What did Melanie paint in 2023?", "banker dance"]) {
+    for (const mode of ["fast", "accurate"] as const) {
+      const recall = {
+        query, queryTime: null, mode, limit: 10, full: false, minScore: null, tags: null, tagsMatch: "any" as const,
+        userId: null, agentId: null, sessionId: null, memoryTypes: null, asOf: null, preferObservations: false
+      }
+      const vector = fromWords(query.toLowerCase().split(" "))
+      const expected = state.rank(recall, vector, mode, 20)
+      expect(expected.length).toBeGreaterThan(0)
+      expect(back.rank(recall, vector, mode, 20)).toEqual(expected)
+    }
+  }
+}
+
+const WAKE_WORKER = new URL("../../src/retrieval/wake-worker.mjs", import.meta.url)
 
 describe("index snapshots", () => {
   for (const embedder of [derived, stored]) {
@@ -116,37 +157,27 @@ describe("index snapshots", () => {
         const state = stateOf(embedder, list)
         const { back, unpacked } = yield* roundTrip(state, embedder)
         expect(unpacked.header.storeVersion).toBe(7)
-        expect(back.size).toBe(state.size)
-        expect(back.complete).toBe(false)
-        // Without their texts the memories are known, in every column.
-        for (const meta of state.metas()) expect(back.meta(meta.id)).toEqual(meta)
-        // And so is every index entry: words, vector, entities, event time, group, position, flags.
-        for (const meta of state.metas()) {
-          expect(back.index.placedAt(back.index.slot(meta.id)!)).toEqual(state.index.placedAt(state.index.slot(meta.id)!))
-        }
-        // Texts come from the store afterwards.
-        for (const id of back.missingTexts()) back.fillText(id, state.get(id)!)
-        expect(back.complete).toBe(true)
-        for (const memory of state.all()) expect(back.get(memory.id)).toEqual(memory)
-        // And it goes on as the original does: the same changes leave both answering the same.
-        for (const target of [state, back]) {
-          for (const memory of list.filter((_, i) => i % 9 === 2)) target.remove(memory.id)
-          for (const memory of list.filter((_, i) => i % 7 === 1)) target.put({ ...memory, id: MemoryId.make(`${memory.id}_again`), text: `${memory.text} again`, position: memory.position + 1000 })
-        }
-        for (const query of ["Where does Marco live now?", "support group", "turtles jazz screenplay", "What did Melanie paint in 2023?", "banker dance"]) {
-          for (const mode of ["fast", "accurate"] as const) {
-            const recall = {
-              query, queryTime: null, mode, limit: 10, full: false, minScore: null, tags: null, tagsMatch: "any" as const,
-              userId: null, agentId: null, sessionId: null, memoryTypes: null, asOf: null, preferObservations: false
-            }
-            const vector = fromWords(query.toLowerCase().split(" "))
-            const expected = state.rank(recall, vector, mode, 20)
-            expect(expected.length).toBeGreaterThan(0)
-            expect(back.rank(recall, vector, mode, 20)).toEqual(expected)
-          }
-        }
+        expectSame(state, back, list)
+      }))
+
+    it.effect(`read back the same index when a thread builds its postings and most vectors (${embedder.wordPart ? "vectors made from words" : "vectors stored"})`, () =>
+      Effect.gen(function*() {
+        const list = memories(embedder)
+        const state = stateOf(embedder, list)
+        const { back } = yield* roundTrip(state, embedder, startWakeThread(WAKE_WORKER))
+        expect(back.index.wakeThreadFailure).toBeUndefined()
+        expectSame(state, back, list)
       }))
   }
+
+  it.effect("wake the same index on the main thread when the thread dies, and say why", () =>
+    Effect.gen(function*() {
+      const list = memories(derived)
+      const state = stateOf(derived, list)
+      const { back } = yield* roundTrip(state, derived, startWakeThread(new URL("../support/crashing-wake-worker.mjs", import.meta.url)))
+      expect(back.index.wakeThreadFailure).toMatch(/exited with code 3/)
+      expectSame(state, back, list)
+    }))
 
   it.effect("refuse a file cut short, a changed byte, or a body that does not read back whole", () =>
     Effect.gen(function*() {

@@ -1,0 +1,83 @@
+/**
+ * A worker thread that builds the heavy parts of a waking space's index
+ * (`WakeJob`: keyword postings, most vectors made from words) while the main
+ * thread reads the rest of its snapshot. Started when a large space starts
+ * waking (its start overlaps reading the snapshot), given one space's jobs,
+ * stopped when the wake ends. A thread that fails or answers what cannot be
+ * read fails its jobs with the reason; the caller then builds the same
+ * parts on the main thread and says so in its log.
+ */
+import { Either, Schema } from "effect"
+import { Worker } from "node:worker_threads"
+import type { BulkPostings } from "./Bm25.ts"
+import { type VectorsJob, WakeJob, WakeReply, type WordsJob } from "./WakeJob.ts"
+
+/** Below this many memories the main thread does it all: a thread's start would cost more than it saves. */
+export const OFF_THREAD_FROM = 10_000
+
+/**
+ * The share of the vectors the thread makes; the main thread makes the rest
+ * once it has read the snapshot. Measured at 100,000 memories of real
+ * turns: the postings take the thread about as long as reading the records
+ * takes the main thread, so the two finish together near two thirds.
+ */
+export const THREAD_SHARE = 2 / 3
+
+const decodeReply = Schema.decodeUnknownEither(WakeReply)
+const encodeJob = Schema.encodeSync(WakeJob)
+
+/** What is being built on a thread for a bulk load: the postings, and the vectors of documents `from` to `to - 1`. */
+export interface PartsAhead {
+  readonly postings: Promise<Either.Either<BulkPostings, string>>
+  readonly vectors: { readonly from: number; readonly to: number; readonly made: Promise<Either.Either<Float32Array, string>> } | undefined
+}
+
+export interface WakeThread {
+  /** The postings of these words (the vectors asked for next are of the same documents). */
+  readonly words: (job: WordsJob) => Promise<Either.Either<BulkPostings, string>>
+  readonly vectors: (job: VectorsJob) => Promise<Either.Either<Float32Array, string>>
+  readonly stop: () => void
+}
+
+type Answer = (reply: Either.Either<WakeReply, string>) => void
+
+export const startWakeThread = (entry: URL = new URL("./wake-worker.mjs", import.meta.url)): WakeThread => {
+  const worker = new Worker(entry)
+  worker.unref()
+  let failed: string | undefined
+  /** In the order sent: the thread answers its jobs in order. */
+  const answers: Array<Answer> = []
+  const fail = (why: string) => {
+    failed ??= why
+    for (const answer of answers.splice(0)) answer(Either.left(why))
+  }
+  worker.on("message", (raw: unknown) => {
+    const reply = decodeReply(raw)
+    if (Either.isLeft(reply)) return fail(`it answered what could not be read: ${reply.left.message}`)
+    if (reply.right.type === "failed") return fail(reply.right.message)
+    answers.shift()?.(Either.right(reply.right))
+  })
+  worker.on("error", (error) => fail(error.message))
+  worker.on("exit", (code) => fail(`it exited with code ${code}`))
+  const send = (job: WakeJob, moved: ReadonlyArray<ArrayBufferLike>) =>
+    new Promise<Either.Either<WakeReply, string>>((resume) => {
+      if (failed !== undefined) return resume(Either.left(failed))
+      answers.push(resume)
+      // Every array is made for the job: moved, not copied.
+      worker.postMessage(encodeJob(job), moved.filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer))
+    })
+  return {
+    words: (job) =>
+      send(job, [job.bytes.buffer, job.starts.buffer, job.ends.buffer, job.termOfWord.buffer]).then(Either.flatMap((reply) =>
+        reply.type === "postings" ? Either.right(reply.postings) : Either.left(`it answered ${reply.type} to the words`)
+      )),
+    vectors: (job) =>
+      send(job, [job.weights.buffer, job.vectors.buffer]).then(Either.flatMap((reply) =>
+        reply.type === "vectors" ? Either.right(reply.vectors) : Either.left(`it answered ${reply.type} to the vectors`)
+      )),
+    stop: () => {
+      failed ??= "stopped"
+      void worker.terminate()
+    }
+  }
+}
