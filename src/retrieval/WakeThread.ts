@@ -3,9 +3,10 @@
  * (`WakeJob`: keyword postings, most vectors made from words) while the main
  * thread reads the rest of its snapshot. Started when a large space starts
  * waking (its start overlaps reading the snapshot), given one space's jobs,
- * stopped when the wake ends. A thread that fails or answers what cannot be
- * read fails its jobs with the reason; the caller then builds the same
- * parts on the main thread and says so in its log.
+ * stopped when the wake ends. A thread that fails, answers what cannot be
+ * read or does not answer within ANSWER_BUDGET_MS fails its jobs with the
+ * reason; the caller then builds the same parts on the main thread and says
+ * so in its log.
  */
 import { Either, Schema } from "effect"
 import { Worker } from "node:worker_threads"
@@ -42,21 +43,41 @@ export interface WakeThread {
 
 type Answer = (reply: Either.Either<WakeReply, string>) => void
 
-export const startWakeThread = (entry: URL = new URL("./wake-worker.mjs", import.meta.url)): WakeThread => {
+/** How long a job may go unanswered before the thread is taken for hung: far above the second a million memories take. */
+export const ANSWER_BUDGET_MS = 60_000
+
+export const startWakeThread = (
+  entry: URL = new URL("./wake-worker.mjs", import.meta.url),
+  budgetMs: number = ANSWER_BUDGET_MS
+): WakeThread => {
   const worker = new Worker(entry)
   worker.unref()
   let failed: string | undefined
   /** In the order sent: the thread answers its jobs in order. */
   const answers: Array<Answer> = []
+  // Armed while a job waits for its answer: a thread that never answers fails its jobs, and the wake goes on without it.
+  let hung: ReturnType<typeof setTimeout> | undefined
+  const watch = () => {
+    if (hung !== undefined) clearTimeout(hung)
+    hung = undefined
+    if (answers.length === 0 || failed !== undefined) return
+    hung = setTimeout(() => {
+      fail(`no answer in ${budgetMs} ms`)
+      void worker.terminate()
+    }, budgetMs)
+    hung.unref()
+  }
   const fail = (why: string) => {
     failed ??= why
     for (const answer of answers.splice(0)) answer(Either.left(why))
+    watch()
   }
   worker.on("message", (raw: unknown) => {
     const reply = decodeReply(raw)
     if (Either.isLeft(reply)) return fail(`it answered what could not be read: ${reply.left.message}`)
     if (reply.right.type === "failed") return fail(reply.right.message)
     answers.shift()?.(Either.right(reply.right))
+    watch()
   })
   worker.on("error", (error) => fail(error.message))
   worker.on("exit", (code) => fail(`it exited with code ${code}`))
@@ -64,6 +85,7 @@ export const startWakeThread = (entry: URL = new URL("./wake-worker.mjs", import
     new Promise<Either.Either<WakeReply, string>>((resume) => {
       if (failed !== undefined) return resume(Either.left(failed))
       answers.push(resume)
+      if (answers.length === 1) watch()
       // Every array is made for the job: moved, not copied.
       worker.postMessage(encodeJob(job), moved.filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer))
     })
@@ -77,7 +99,7 @@ export const startWakeThread = (entry: URL = new URL("./wake-worker.mjs", import
         reply.type === "vectors" ? Either.right(reply.vectors) : Either.left(`it answered ${reply.type} to the vectors`)
       )),
     stop: () => {
-      failed ??= "stopped"
+      fail("stopped")
       void worker.terminate()
     }
   }

@@ -179,6 +179,15 @@ describe("index snapshots", () => {
       expectSame(state, back, list)
     }))
 
+  it.effect("wake the same index on the main thread when the thread never answers", () =>
+    Effect.gen(function*() {
+      const list = memories(derived)
+      const state = stateOf(derived, list)
+      const { back } = yield* roundTrip(state, derived, startWakeThread(new URL("../support/silent-wake-worker.mjs", import.meta.url), 300))
+      expect(back.index.wakeThreadFailure).toMatch(/no answer in 300 ms/)
+      expectSame(state, back, list)
+    }))
+
   it.effect("refuse a file cut short, a changed byte, or a body that does not read back whole", () =>
     Effect.gen(function*() {
       const state = stateOf(derived, memories(derived))
