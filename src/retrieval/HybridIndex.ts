@@ -405,7 +405,12 @@ export class HybridIndex {
     // The thread builds the postings meanwhile.
     const to = Math.round(count * THREAD_SHARE)
     const parts = yield* partTable(this.lexicon, this.dimensions)
-    const made = thread.vectors({ type: "vectors", dims: this.dimensions, from: 0, to, ...parts })
+    // Each chunk goes into the index as it comes (between two steps of the wake), so no thread holds them all.
+    this.vectors.reserve(count)
+    const dims = this.dimensions
+    const made = thread.vectors({ type: "vectors", dims, from: 0, to, ...parts }, (from, vectors) => {
+      for (let k = 0; k < vectors.length / dims; k++) this.vectors.set(from + k, vectors.subarray(k * dims, (k + 1) * dims))
+    })
     return { postings, vectors: { from: 0, to, made } }
   }
 
@@ -415,7 +420,7 @@ export class HybridIndex {
     this.ids = [...docs.ids]
     for (let slot = 0; slot < count; slot++) {
       this.slotOf.set(docs.ids[slot]!, slot)
-      if ((slot + 1) % BULK_PAUSE === 0) { yield }
+      if ((slot + 1) % BULK_PAUSE === 0) yield
     }
     // A copy: the words given are a view of a snapshot's whole body, which would otherwise stay in memory.
     this.bytes = docs.words.length > 0 ? docs.words.slice() : new Uint8Array(1 << 16)
@@ -435,7 +440,7 @@ export class HybridIndex {
       this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0)
       if (docs.active[slot] === 0) this.admission.setActive(slot, false)
       this.holdPosition(slot, docs.positions[slot]!)
-      if ((slot + 1) % BULK_PAUSE === 0) { yield }
+      if ((slot + 1) % BULK_PAUSE === 0) yield
     }
     this.entityLists = [...docs.entities]
     const { bytes, lexicon, starts, ends } = this
@@ -463,7 +468,7 @@ export class HybridIndex {
       const threadMakes = shared ? ahead.vectors!.to : 0
       yield* here(this, threadMakes)
       let postings: Either.Either<BulkPostings, string> = Either.left("no answer")
-      let vectors: Either.Either<Float32Array, string> = Either.right(new Float32Array(0))
+      let vectors: Either.Either<void, string> = Either.right(undefined)
       yield ahead.postings.then((answer) => {
         postings = answer
       })
@@ -474,11 +479,6 @@ export class HybridIndex {
       }
       if (Either.isRight(postings) && Either.isRight(vectors)) {
         this.bm25.adopt(postings.right)
-        const made = vectors.right
-        for (let k = 0; k < threadMakes; k++) {
-          this.vectors.set(k, made.subarray(k * this.dimensions, (k + 1) * this.dimensions))
-          if ((k + 1) % BULK_PAUSE === 0) { yield }
-        }
         return
       }
       this.wakeThreadFailure = Either.isLeft(postings) ? postings.left : Either.isLeft(vectors) ? vectors.left : "no answer"

@@ -50,10 +50,15 @@ const Postings = Schema.Struct({
   counts: Int32
 })
 
-/** One answer per job, in order. */
+/**
+ * The answers, in the order of the jobs: the postings; the vectors a chunk
+ * at a time (`dims` floats for each document from `from`), then `vectors`
+ * when all are sent; `failed` for either.
+ */
 export const WakeReply = Schema.Union(
   Schema.Struct({ type: Schema.Literal("postings"), postings: Postings }),
-  Schema.Struct({ type: Schema.Literal("vectors"), vectors: Schema.instanceOf(Float32Array) }),
+  Schema.Struct({ type: Schema.Literal("chunk"), from: Schema.Int.pipe(Schema.nonNegative()), vectors: Schema.instanceOf(Float32Array) }),
+  Schema.Struct({ type: Schema.Literal("vectors") }),
   Schema.Struct({ type: Schema.Literal("failed"), message: Schema.String })
 )
 export type WakeReply = typeof WakeReply.Type
@@ -84,17 +89,27 @@ export const runWordsJob = (job: WordsJob): BulkPostings => {
   return finish(bulkPostings(starts.length, job.terms, termsOf))
 }
 
-/** The vectors of documents `from` to `to - 1` of `words`, `dims` floats each, in order. */
-export const runVectorsJob = (words: WordsJob, job: VectorsJob): Float32Array<ArrayBuffer> => {
+/** Documents whose vectors go back in one message (a kernel batch): the main thread copies each chunk as it comes, none holds them all. */
+export const CHUNK_DOCUMENTS = 512
+
+/** The vectors of documents `from` to `to - 1` of `words`, `dims` floats each, handed to `send` a chunk at a time, in order. */
+export const runVectorsJob = (words: WordsJob, job: VectorsJob, send: (from: number, vectors: Float32Array<ArrayBuffer>) => void) => {
   const { dims, from, to, vectors, weights } = job
-  const made = new Float32Array(Math.max(0, to - from) * dims)
+  let chunk = new Float32Array(Math.min(CHUNK_DOCUMENTS, Math.max(0, to - from)) * dims)
+  let chunkFrom = from
   const partOf = (word: number): WordPart | undefined => {
     const weight = weights[word]
     return weight === undefined || Number.isNaN(weight) ? undefined : { weight, vector: vectors.subarray(word * dims, (word + 1) * dims) }
   }
   const slots = new Int32Array(Math.max(0, to - from))
   for (let k = 0; k < slots.length; k++) slots[k] = from + k
-  finish(deriveVectors({ bytes: words.bytes, starts: words.starts, ends: words.ends, slots }, dims, partOf, new PartSums(dims), (k, vector) =>
-    made.set(vector, k * dims)))
-  return made
+  finish(deriveVectors({ bytes: words.bytes, starts: words.starts, ends: words.ends, slots }, dims, partOf, new PartSums(dims), (k, vector) => {
+    const document = from + k
+    chunk.set(vector, (document - chunkFrom) * dims)
+    if (document - chunkFrom + 1 === chunk.length / dims) {
+      send(chunkFrom, chunk)
+      chunkFrom = document + 1
+      chunk = new Float32Array(Math.min(CHUNK_DOCUMENTS, to - chunkFrom) * dims)
+    }
+  }))
 }

@@ -28,20 +28,28 @@ export const THREAD_SHARE = 0.8
 const decodeReply = Schema.decodeUnknownEither(WakeReply)
 const encodeJob = Schema.encodeSync(WakeJob)
 
-/** What is being built on a thread for a bulk load: the postings, and the vectors of documents `from` to `to - 1`. */
+/**
+ * What is being built on a thread for a bulk load: the postings, and the
+ * vectors of documents `from` to `to - 1`, each already in the index when
+ * `made` succeeds.
+ */
 export interface PartsAhead {
   readonly postings: Promise<Either.Either<BulkPostings, string>>
-  readonly vectors: { readonly from: number; readonly to: number; readonly made: Promise<Either.Either<Float32Array, string>> } | undefined
+  readonly vectors: { readonly from: number; readonly to: number; readonly made: Promise<Either.Either<void, string>> } | undefined
 }
 
 export interface WakeThread {
   /** The postings of these words (the vectors asked for next are of the same documents). */
   readonly words: (job: WordsJob) => Promise<Either.Either<BulkPostings, string>>
-  readonly vectors: (job: VectorsJob) => Promise<Either.Either<Float32Array, string>>
+  /** Hands each chunk of vectors to `chunk` as it comes; done when all have come. */
+  readonly vectors: (job: VectorsJob, chunk: (from: number, vectors: Float32Array) => void) => Promise<Either.Either<void, string>>
   readonly stop: () => void
 }
 
-type Answer = (reply: Either.Either<WakeReply, string>) => void
+interface Answer {
+  readonly resume: (reply: Either.Either<WakeReply, string>) => void
+  readonly chunk?: ((from: number, vectors: Float32Array) => void) | undefined
+}
 
 /** How long a job may go unanswered before the thread is taken for hung: far above the second a million memories take. */
 export const ANSWER_BUDGET_MS = 60_000
@@ -69,22 +77,29 @@ export const startWakeThread = (
   }
   const fail = (why: string) => {
     failed ??= why
-    for (const answer of answers.splice(0)) answer(Either.left(why))
+    for (const answer of answers.splice(0)) answer.resume(Either.left(why))
     watch()
   }
   worker.on("message", (raw: unknown) => {
     const reply = decodeReply(raw)
     if (Either.isLeft(reply)) return fail(`it answered what could not be read: ${reply.left.message}`)
-    if (reply.right.type === "failed") return fail(reply.right.message)
-    answers.shift()?.(Either.right(reply.right))
+    const body = reply.right
+    if (body.type === "failed") return fail(body.message)
+    if (body.type === "chunk") {
+      const waiting = answers[0]?.chunk
+      if (waiting === undefined) return fail("it sent vectors nobody asked for")
+      waiting(body.from, body.vectors)
+      return watch()
+    }
+    answers.shift()?.resume(Either.right(body))
     watch()
   })
   worker.on("error", (error) => fail(error.message))
   worker.on("exit", (code) => fail(`it exited with code ${code}`))
-  const send = (job: WakeJob, moved: ReadonlyArray<ArrayBufferLike>) =>
+  const send = (job: WakeJob, moved: ReadonlyArray<ArrayBufferLike>, chunk?: Answer["chunk"]) =>
     new Promise<Either.Either<WakeReply, string>>((resume) => {
       if (failed !== undefined) return resume(Either.left(failed))
-      answers.push(resume)
+      answers.push({ resume, chunk })
       if (answers.length === 1) watch()
       // Every array is made for the job: moved, not copied.
       worker.postMessage(encodeJob(job), moved.filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer))
@@ -94,9 +109,9 @@ export const startWakeThread = (
       send(job, [job.bytes.buffer, job.starts.buffer, job.ends.buffer, job.termOfWord.buffer]).then(Either.flatMap((reply) =>
         reply.type === "postings" ? Either.right(reply.postings) : Either.left(`it answered ${reply.type} to the words`)
       )),
-    vectors: (job) =>
-      send(job, [job.weights.buffer, job.vectors.buffer]).then(Either.flatMap((reply) =>
-        reply.type === "vectors" ? Either.right(reply.vectors) : Either.left(`it answered ${reply.type} to the vectors`)
+    vectors: (job, chunk) =>
+      send(job, [job.weights.buffer, job.vectors.buffer], chunk).then(Either.flatMap((reply) =>
+        reply.type === "vectors" ? Either.right(undefined) : Either.left(`it answered ${reply.type} to the vectors`)
       )),
     stop: () => {
       fail("stopped")

@@ -28,9 +28,11 @@ port.on("message", (raw: unknown) => {
       return port.postMessage(reply, movable([postings.lengths.buffer, postings.termStarts.buffer, postings.slots.buffer, postings.counts.buffer]))
     }
     if (words === undefined) return failed("the wake thread was asked for vectors before it had the words")
-    const vectors = runVectorsJob(words, job.right)
-    const reply: WakeReply = { type: "vectors", vectors }
-    port.postMessage(reply, movable([vectors.buffer]))
+    runVectorsJob(words, job.right, (from, vectors) => {
+      const chunk: WakeReply = { type: "chunk", from, vectors }
+      port.postMessage(chunk, movable([vectors.buffer]))
+    })
+    port.postMessage({ type: "vectors" } satisfies WakeReply)
   } catch (cause) {
     failed(`the wake thread failed: ${String(cause)}`)
   }

@@ -110,7 +110,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     lengths.varint(placed.words.length)
     words.raw(placed.words)
     if (hasVector) vectors.push(placed.vector!)
-    if (++memories % SLICE === 0) { yield }
+    if (++memories % SLICE === 0) yield
   }
   const out = new ByteWriter()
   const lexicon = state.index.lexicon.allWords()
@@ -154,7 +154,7 @@ export function* decodeBody(
   const wordCount = read.varint()
   for (let i = 1; i <= wordCount; i++) {
     if (lexicon.idOf(read.string()) !== i) throw new BadBytes(`word ${i} is listed twice`)
-    if (i % (SLICE * 8) === 0) { yield }
+    if (i % (SLICE * 8) === 0) yield
   }
   yield
   const table: Array<string> = Array.from({ length: read.varint() }, () => read.string())
@@ -301,7 +301,7 @@ export function* decodeBody(
     flags.active[n] = ((flag >> 2) & 1) === 0 ? 1 : 0
     flags.superseded[n] = supersededBy[n] === null ? 0 : 1
     flags.asks[n] = flag & ASKS ? 1 : 0
-    if ((n + 1) % SLICE === 0) { yield }
+    if ((n + 1) % SLICE === 0) yield
   }
   if (!records.done) throw new BadBytes("bytes left after the last memory")
   if (vectorsRead !== vectorCount || !read.done) throw new BadBytes("bytes left after the last vector")

@@ -222,7 +222,7 @@ export class SpaceState {
         dependents.add(id)
       }
       if (columns.positions[slot]! >= next) next = columns.positions[slot]! + 1
-      if ((slot + 1) % 16384 === 0) { yield }
+      if ((slot + 1) % 16384 === 0) yield
     }
     this.next = next
   }
