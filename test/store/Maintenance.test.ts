@@ -111,3 +111,15 @@ it.scoped("a table whose rows were measured while large is measured again once t
     expect(rewritten).toBe(true)
     expect(yield* tableBytes("emptied_like")).toBeLessThan(MB)
   }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
+
+const Setting = Schema.Array(Schema.Struct({ setting: Schema.String }))
+
+it.scoped("the embedded store keeps a small buffer pool and samples fewer rows for its statistics (ANALYZE runs on the event loop)", () =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const show = (name: string) =>
+      sql`SELECT setting FROM pg_settings WHERE name = ${name}`.pipe(Effect.flatMap(Schema.decodeUnknown(Setting)), Effect.map((rows) => rows[0]?.setting))
+    // In 8 kB pages.
+    expect(yield* show("shared_buffers")).toBe("2048")
+    expect(yield* show("default_statistics_target")).toBe("20")
+  }).pipe(Effect.provide(layerPglite({ dataDir: "memory://" }))))
