@@ -1,4 +1,9 @@
-/** Start-up and command failures reach the operator as one clear line on stderr and exit code 1. */
+/**
+ * Start-up and command failures reach the operator as one clear line on
+ * stderr and exit code 1. The failure is passed on once reported, so the
+ * runtime ends the process with that code: a connection or timer a failed
+ * start left behind (a client still retrying, say) never keeps it running.
+ */
 import { ValidationError } from "@effect/cli"
 import { Cause, Effect } from "effect"
 
@@ -25,4 +30,5 @@ export const reportFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       if (text !== "") process.stderr.write(`engram: ${text}\n`)
       if (!Cause.isFailure(cause)) process.stderr.write(`${Cause.pretty(cause)}\n`)
       process.exitCode = 1
+      return yield* Effect.failCause(cause)
     }))
