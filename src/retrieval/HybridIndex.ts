@@ -377,12 +377,6 @@ export class HybridIndex {
   }
 
   /**
-   * Fills an empty index with every document of a snapshot at once: arrays
-   * taken whole, keyword postings built at their final sizes, vectors made
-   * from words (or stored ones copied). The index is what upserting each
-   * document in order would have made.
-   */
-  /**
    * Starts building, on `thread`, the postings and most vectors of the
    * documents whose packed words are `bytes` (document n's end at
    * `wordEnds[n]`), for the `bulkLoad` of those documents that follows: the
@@ -414,6 +408,12 @@ export class HybridIndex {
     return { postings, vectors: { from: 0, to, made } }
   }
 
+  /**
+   * Fills an empty index with every document of a snapshot at once: arrays
+   * taken whole, keyword postings built at their final sizes, vectors made
+   * from words (or stored ones copied). The index is what upserting each
+   * document in order would have made.
+   */
   *bulkLoad(docs: BulkDocs, ahead?: PartsAhead): Generator<void | Promise<void>, void> {
     if (this.next > 0) throw new Error("bulk load into a non-empty index")
     const count = docs.ids.length
