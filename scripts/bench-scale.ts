@@ -28,8 +28,12 @@
  * (compromise loaded, its code not yet optimised). `--warm` first stores 100
  * items in another space, as a node that wrote in the last half minute has
  * its worker running, so the figure is of storing alone.
+ * `--data-dir DIR` keeps the store: a second run on it finds the space
+ * stored, skips storing and measures the rest (a million memories take an
+ * hour to store on a 2-core machine, their wake seconds).
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { arg, directoryBytes, percentile, startBenchServer } from "./BenchServer.ts"
 import { vocabularyText } from "./VocabularyText.ts"
 
@@ -105,7 +109,8 @@ function nextIndex() {
   return seed % names
 }
 
-const server = await startBenchServer()
+const dataDirArg = arg("--data-dir")
+const server = await startBenchServer({}, dataDirArg === undefined ? {} : { dataDir: dataDirArg })
 /**
  * The server's CPU time so far (user and system, all threads) in ms, from
  * /proc (Linux, clock ticks of 10 ms): a figure a busy machine moves less
@@ -125,10 +130,13 @@ try {
     const items = Array.from({ length: 100 }, () => ({ content: content() }))
     await waitFor((await server.call("POST", "/v1/record/batch", { space_id: "warm-up", items })).job_id, "warm-up")
   }
+  const existing = await server.call("GET", "/v1/spaces/scale/memories?limit=1").then((r) => r.total as number, () => 0)
   const started = performance.now()
   const cpuStarted = serverCpuMs()
   let jobs: Array<string> = []
-  if (single !== null) {
+  if (existing > 0) {
+    if (!asJson) console.error(`${existing} memories stored earlier (--data-dir): storing skipped`)
+  } else if (single !== null) {
     // One write per request, each sent once the one before was answered, as a chat proxy or an agent writes.
     for (let i = 0; i < total; i++) {
       const reply = await server.call("POST", "/v1/record", { space_id: "scale", content: counted(content()), ...(single === "async" ? { async: true } : {}) })
@@ -147,8 +155,12 @@ try {
   }
   await waitForAll(jobs)
   const ingestSeconds = (performance.now() - started) / 1000
+  // A kept store remembers how much text was written into it, for the next run's DATA_DIR ratio.
+  const writtenFile = join(server.dataDir, "bench-scale-text-chars")
+  if (existing > 0 && existsSync(writtenFile)) written = Number(readFileSync(writtenFile, "utf8"))
+  else if (dataDirArg !== undefined) writeFileSync(writtenFile, String(written))
   const cpuStored = serverCpuMs()
-  const ingestCpuMsPerItem = cpuStarted === null || cpuStored === null ? null : Number(((cpuStored - cpuStarted) / total).toFixed(1))
+  const ingestCpuMsPerItem = existing > 0 || cpuStarted === null || cpuStored === null ? null : Number(((cpuStored - cpuStarted) / total).toFixed(1))
   const query = () => (vocabulary !== null ? vocabulary.question() : `What did ${pick(NAMES)} ${pick(VERBS)} ${pick(PLACES)}?`)
   const question = () => ({ space_id: "scale", query: query(), limit: 10 })
   const timed = async () => {
@@ -225,7 +237,7 @@ try {
     rss_after_wake_queries_mb: Math.round(server.rssMb()),
     data_dir_mb: Number((directoryBytes(server.dataDir) / 1048576).toFixed(1)),
     text_mb: Number((written / 1048576).toFixed(1)),
-    ingest_stored_per_s: Number((total / ingestSeconds).toFixed(1)),
+    ingest_stored_per_s: existing > 0 ? null : Number((total / ingestSeconds).toFixed(1)),
     ingest_server_cpu_ms_per_item: ingestCpuMsPerItem,
     build_seconds: Math.round(ingestSeconds),
     writes: single === null ? "batch" : single

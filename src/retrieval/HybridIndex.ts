@@ -16,7 +16,7 @@ import { deriveVectors, partTable } from "./BulkVectors.ts"
 import { normalize } from "../../services/embedder/Embedder.ts"
 import { Bm25 } from "./Bm25.ts"
 import { grown } from "./Grown.ts"
-import { Lexicon, packWords, samePacked, type WordPart, wordNumbers } from "./Lexicon.ts"
+import { Lexicon, packWords, samePacked, termNumbers, type WordPart, wordNumbers } from "./Lexicon.ts"
 import { queryDates } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { stem, terms } from "./Text.ts"
@@ -312,15 +312,9 @@ export class HybridIndex {
    * `[how many, the array]`.
    */
   private termsOf(bytes: Uint8Array, start: number, end: number, out: Int32Array): readonly [number, Int32Array] {
-    const [count, words] = wordNumbers(bytes, start, end, this.wordBuffer, false)
+    const [length, terms, words] = termNumbers(bytes, start, end, this.lexicon.termsByWord, this.wordBuffer, out)
     this.wordBuffer = words
-    if (count > out.length) out = new Int32Array(Math.max(out.length * 2, count))
-    let length = 0
-    for (let k = 0; k < count; k++) {
-      const term = this.lexicon.term(words[k]!)
-      if (term !== 0) out[length++] = term
-    }
-    return [length, out]
+    return [length, terms]
   }
 
   /**

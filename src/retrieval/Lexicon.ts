@@ -79,6 +79,11 @@ export class Lexicon {
     return this.termOfWord[id]!
   }
 
+  /** Every word's term number (`term`), by word number: the lexicon's own array, valid until a word is added. */
+  get termsByWord(): Int32Array {
+    return this.termOfWord
+  }
+
   /** Every word's term number (`term`), by word number, in an array of its own. */
   termTable(): Int32Array<ArrayBuffer> {
     return this.termOfWord.slice(0, this.list.length)
@@ -181,6 +186,30 @@ export const wordNumbers = (bytes: Uint8Array, from: number, to: number, out: In
     scale = 1
   }
   return [count, out]
+}
+
+/**
+ * The BM25 terms of packed bytes `[from, to)`, in order, stopwords left out:
+ * `termOfWord` gives each word number's term (0 for a stopword). Written into
+ * `out` from its start; `words` is scratch for the word numbers. Answers
+ * `[how many, out, words]`, either array replaced by a larger one when too small.
+ */
+export const termNumbers = (
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  termOfWord: Int32Array,
+  words: Int32Array,
+  out: Int32Array
+): readonly [number, Int32Array, Int32Array] => {
+  const [count, numbers] = wordNumbers(bytes, from, to, words, false)
+  if (count > out.length) out = new Int32Array(Math.max(out.length * 2, count))
+  let length = 0
+  for (let k = 0; k < count; k++) {
+    const term = termOfWord[numbers[k]!]!
+    if (term !== 0) out[length++] = term
+  }
+  return [length, out, numbers]
 }
 
 /** Whether two packed word sequences are the same. */

@@ -12,7 +12,7 @@
 import { Schema } from "effect"
 import { bulkPostings, type BulkPostings } from "./Bm25.ts"
 import { deriveVectors } from "./BulkVectors.ts"
-import { type WordPart, wordNumbers } from "./Lexicon.ts"
+import { termNumbers, type WordPart } from "./Lexicon.ts"
 import { PartSums } from "./VectorKernel.ts"
 
 const Int32 = Schema.instanceOf(Int32Array)
@@ -76,15 +76,9 @@ export const runWordsJob = (job: WordsJob): BulkPostings => {
   const { bytes, ends, starts, termOfWord } = job
   let words: Int32Array = new Int32Array(256)
   const termsOf = (slot: number, out: Int32Array): readonly [number, Int32Array] => {
-    const [read, numbers] = wordNumbers(bytes, starts[slot]!, ends[slot]!, words, false)
+    const [length, terms, numbers] = termNumbers(bytes, starts[slot]!, ends[slot]!, termOfWord, words, out)
     words = numbers
-    if (read > out.length) out = new Int32Array(Math.max(out.length * 2, read))
-    let length = 0
-    for (let k = 0; k < read; k++) {
-      const term = termOfWord[numbers[k]!]!
-      if (term !== 0) out[length++] = term
-    }
-    return [length, out]
+    return [length, terms]
   }
   return finish(bulkPostings(starts.length, job.terms, termsOf))
 }
