@@ -150,6 +150,46 @@ const zScore = (sample: ReadonlyArray<number>) => {
 const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
   a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
 
+/** Positions written in a table up to this one (positions run from 0 in the order of writing); beyond, in a map. */
+const TABLE_POSITIONS = 1 << 26
+
+/**
+ * The slot at each position: a table by position (4 bytes each, slot + 1,
+ * 0 for none) rather than a map of a million entries (about 40 bytes each).
+ */
+class PositionSlots {
+  private table = new Int32Array(0)
+  private readonly far = new Map<number, number>()
+
+  get(position: number): number | undefined {
+    if (position < 0 || position >= TABLE_POSITIONS) return this.far.get(position)
+    const held = position < this.table.length ? this.table[position]! : 0
+    return held === 0 ? undefined : held - 1
+  }
+
+  set(position: number, slot: number) {
+    if (position < 0 || position >= TABLE_POSITIONS) this.far.set(position, slot)
+    else {
+      this.table = grown(this.table, position + 1, (n) => new Int32Array(n))
+      this.table[position] = slot + 1
+    }
+  }
+
+  delete(position: number) {
+    if (position < 0 || position >= TABLE_POSITIONS) this.far.delete(position)
+    else if (position < this.table.length) this.table[position] = 0
+  }
+
+  /** Every slot renumbered (`renumber[old]`; none is dropped: a slot is released from its position before). */
+  renumber(renumber: Int32Array) {
+    for (let position = 0; position < this.table.length; position++) {
+      const held = this.table[position]!
+      if (held !== 0) this.table[position] = renumber[held - 1]! + 1
+    }
+    for (const [position, slot] of this.far) this.far.set(position, renumber[slot]!)
+  }
+}
+
 export class HybridIndex {
   readonly lexicon: Lexicon
   private readonly derives: boolean
@@ -172,7 +212,7 @@ export class HybridIndex {
   private readonly groupIds = new Map<string, number>()
   private readonly groupKeys: Array<string> = []
   /** Slot at each position (the latest placed); others at the same position wait in `crowded`. */
-  private bySlotPosition = new Map<number, number>()
+  private bySlotPosition = new PositionSlots()
   private readonly crowded = new Map<number, Array<number>>()
   private readonly bm25 = new Bm25()
   private readonly vectors = new VectorIndex()
@@ -633,7 +673,7 @@ export class HybridIndex {
     }
     this.ids = ids
     this.entityLists = entityLists
-    this.bySlotPosition = new Map([...this.bySlotPosition].map(([position, slot]) => [position, renumber[slot]!]))
+    this.bySlotPosition.renumber(renumber)
     for (const [position, others] of this.crowded) this.crowded.set(position, others.map((slot) => renumber[slot]!))
     this.bm25.renumber(renumber, count)
     this.vectors.renumber(renumber, count)

@@ -38,6 +38,41 @@ export interface SnapshotEntry {
   readonly embedder: string | null
 }
 
+/**
+ * Keys to sets of ids, a key with one id holding the id itself: most
+ * documents have one or a few memories, and a Set each costs about 100
+ * bytes more than its ids (a million one-memory documents, 100 MB).
+ */
+class Members {
+  private readonly byKey = new Map<string, string | Set<string>>()
+
+  add(key: string, id: string) {
+    const held = this.byKey.get(key)
+    if (held === undefined) this.byKey.set(key, id)
+    else if (typeof held === "string") {
+      if (held !== id) this.byKey.set(key, new Set([held, id]))
+    } else held.add(id)
+  }
+
+  delete(key: string, id: string) {
+    const held = this.byKey.get(key)
+    if (held === id) this.byKey.delete(key)
+    else if (held instanceof Set) {
+      held.delete(id)
+      if (held.size === 1) this.byKey.set(key, held.values().next().value!)
+    }
+  }
+
+  get(key: string): ReadonlyArray<string> {
+    const held = this.byKey.get(key)
+    return held === undefined ? [] : typeof held === "string" ? [held] : [...held]
+  }
+
+  clear() {
+    this.byKey.clear()
+  }
+}
+
 export class SpaceState {
   private indexNow!: HybridIndex
   private columnsNow!: MemoryColumns
@@ -45,9 +80,9 @@ export class SpaceState {
   /** Counts the changes made to the state (not its restoring from a snapshot): a snapshot notes the count it saw. */
   changes = 0
   /** Memory ids per document, so a write knows what replacing a document takes with it. */
-  private readonly documents = new Map<string, Set<string>>()
+  private readonly documents = new Members()
   /** For each memory, the syntheses (notes, experiences, summaries) that list it among their sources. */
-  private readonly builtOn = new Map<string, Set<string>>()
+  private readonly builtOn = new Members()
 
   constructor(
     readonly space: { readonly orgId: MemoryMeta["orgId"]; readonly spaceId: MemoryMeta["spaceId"] },
@@ -212,15 +247,8 @@ export class SpaceState {
     let next = 0
     for (let slot = 0; slot < columns.ids.length; slot++) {
       const id = columns.ids[slot]!
-      const documentId = columns.documentIds[slot]!
-      let members = this.documents.get(documentId)
-      if (!members) this.documents.set(documentId, (members = new Set()))
-      members.add(id)
-      for (const source of columns.sourceIds[slot]!) {
-        let dependents = this.builtOn.get(source)
-        if (!dependents) this.builtOn.set(source, (dependents = new Set()))
-        dependents.add(id)
-      }
+      this.documents.add(columns.documentIds[slot]!, id)
+      for (const source of columns.sourceIds[slot]!) this.builtOn.add(source, id)
       if (columns.positions[slot]! >= next) next = columns.positions[slot]! + 1
       if ((slot + 1) % 16384 === 0) yield
     }
@@ -256,12 +284,12 @@ export class SpaceState {
 
   /** The memories a write to this document replaces. */
   ofDocument(documentId: string): ReadonlyArray<string> {
-    return [...(this.documents.get(documentId) ?? [])]
+    return this.documents.get(documentId)
   }
 
   /** The note or experience a fact is behind, if any is active and `admits` it. */
   coveringNote(factId: string, admits: (memory: MemoryMeta) => boolean): MemoryMeta | undefined {
-    for (const id of this.builtOn.get(factId) ?? []) {
+    for (const id of this.builtOn.get(factId)) {
       const memory = this.meta(id)
       if (memory && (memory.type === "note" || memory.type === "experience") && memory.state === "active" && admits(memory)) return memory
     }
@@ -272,7 +300,7 @@ export class SpaceState {
   dependentsOf(ids: Iterable<string>): ReadonlyArray<MemoryMeta> {
     const found = new Map<string, MemoryMeta>()
     const visit = (id: string) => {
-      for (const dependent of this.builtOn.get(id) ?? []) {
+      for (const dependent of this.builtOn.get(id)) {
         if (found.has(dependent)) continue
         const memory = this.meta(dependent)
         if (!memory) continue
@@ -285,25 +313,13 @@ export class SpaceState {
   }
 
   private link(memory: MemoryMeta) {
-    let members = this.documents.get(memory.documentId)
-    if (!members) this.documents.set(memory.documentId, (members = new Set()))
-    members.add(memory.id)
-    for (const source of memory.sourceIds) {
-      let dependents = this.builtOn.get(source)
-      if (!dependents) this.builtOn.set(source, (dependents = new Set()))
-      dependents.add(memory.id)
-    }
+    this.documents.add(memory.documentId, memory.id)
+    for (const source of memory.sourceIds) this.builtOn.add(source, memory.id)
   }
 
   private unlink(memory: MemoryMeta) {
-    const members = this.documents.get(memory.documentId)
-    members?.delete(memory.id)
-    if (members?.size === 0) this.documents.delete(memory.documentId)
-    for (const source of memory.sourceIds) {
-      const dependents = this.builtOn.get(source)
-      dependents?.delete(memory.id)
-      if (dependents?.size === 0) this.builtOn.delete(source)
-    }
+    this.documents.delete(memory.documentId, memory.id)
+    for (const source of memory.sourceIds) this.builtOn.delete(source, memory.id)
   }
 
   /** What a committed write changed: the memories it replaced go, the ones it stored come in. */

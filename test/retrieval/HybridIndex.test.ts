@@ -120,6 +120,37 @@ describe("HybridIndex", () => {
     expect(accurate[1]!.score).toBeGreaterThan(fast.find((h) => h.id === "t3")!.score)
   })
 
+  it("after most of its memories are removed (slots renumbered), it ranks as an index built with the rest", () => {
+    const people = ["Caroline", "Melanie", "Jon", "Gina", "Nate", "Joanna"]
+    const things = ["painted a sunrise", "ran a marathon", "adopted a dog", "studied pottery", "visited the lake", "cooked lentil soup"]
+    const all = Array.from({ length: 20_000 }, (_, i) =>
+      doc(`m${i}`, `${people[i % 6]} ${things[(i * 7) % 6]} in week ${i % 97} with ${["Pablo", "Zed", "Ruth", "Omar", "Lin"][i % 5]}${Math.floor(i / 5)}`,
+        { groupKey: `s${Math.floor(i / 5)}`, position: i }))
+    // 5,000 go: the 4,096 holes and a quarter of the slots that make the index close its holes.
+    const kept = all.filter((_, i) => i % 4 !== 3)
+    const churned = new HybridIndex()
+    for (const d of all) churned.upsert(d)
+    for (let i = 0; i < all.length; i++) if (i % 4 === 3) churned.remove(all[i]!.id)
+    const fresh = new HybridIndex()
+    for (const d of kept) fresh.upsert(d)
+    expect(churned.size).toBe(kept.length)
+    // It closed its holes at least once on the way (slots renumbered).
+    expect(churned.slotCount).toBeLessThan(all.length - 4096)
+    const questions = ["What did Pablo3600 paint?", "Was Zed1200 at the lake?", "Who adopted a dog?", "When did Gina visit the lake in week 40?"]
+    for (const question of questions) {
+      for (const mode of ["fast", "accurate"] as const) {
+        const got = churned.search({ text: question, mode, limit: 20 })
+        expect(got.map((h) => [h.id, h.score.toFixed(9), h.boost.toFixed(9)])).toEqual(
+          fresh.search({ text: question, mode, limit: 20 }).map((h) => [h.id, h.score.toFixed(9), h.boost.toFixed(9)])
+        )
+      }
+    }
+    // Neighbours are found by their positions after the renumbering (the comparison above would pass without any).
+    const lifted = churned.search({ text: "What did Pablo3600 paint?", mode: "accurate", limit: 3 })
+    expect(lifted.map((h) => h.id)).toEqual(["m18000", "m18001", "m18002"])
+    expect(lifted[1]!.boost).toBeGreaterThan(0)
+  })
+
   it("accurate mode reaches the speaker's own next turn, two positions after the match", () => {
     const index = new HybridIndex()
     const turns = [
