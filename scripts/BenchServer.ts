@@ -84,7 +84,16 @@ export const startBenchServer = async (
     },
     stdio: ["ignore", "ignore", "inherit"]
   })
-  let child = spawnNode()
+  /** Set while the bench itself stops the node: any other exit is reported, with its code or signal. */
+  let stopping = false
+  const watched = () => {
+    const node = spawnNode()
+    node.once("exit", (code, signal) => {
+      if (!stopping) console.error(`the node on port ${port} exited on its own: ${signal === null ? `code ${code}` : `signal ${signal}`}`)
+    })
+    return node
+  }
+  let child = watched()
   const url = `http://127.0.0.1:${port}`
   const healthy = async () => {
     for (let i = 0; i < 2400; i++) {
@@ -120,9 +129,11 @@ export const startBenchServer = async (
     call,
     dataDir,
     restart: async () => {
+      stopping = true
       child.kill("SIGTERM")
       await exited()
-      child = spawnNode()
+      stopping = false
+      child = watched()
       await healthy()
     },
     rssMb: () => {
@@ -130,6 +141,7 @@ export const startBenchServer = async (
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
     },
     stop: async () => {
+      stopping = true
       child.kill("SIGTERM")
       await exited()
       if (!kept) rmSync(dataDir, { recursive: true, force: true })

@@ -40,11 +40,23 @@ const op = {
   i32Mul: [0x6c],
   i32Shl: [0x74],
   i32GeU: [0x4f],
+  i32GtU: [0x4b],
+  tee: (local: number) => [0x22, ...u32(local)],
+  f32Load: [0x2a, 2, 0],
+  f32Mul: [0x94],
+  f32FromI32: [0xb2],
+  i16x8FromLowI8: [0xfd, ...u32(0x87)],
+  i16x8FromHighI8: [0xfd, ...u32(0x88)],
+  i32x4DotI16: [0xfd, ...u32(0xba)],
+  i32x4Add: [0xfd, ...u32(0xae)],
+  i32x4Lane: (lane: number) => [0xfd, ...u32(0x1b), lane],
   f32Add: [0x92],
   f32Store: [0x38, 2, 0],
   i32Load: [0x28, 2, 0],
   f64Load: [0x2b, 3, 0],
   v128Load: [0xfd, ...u32(0x00), 4, 0],
+  /** At a byte offset from the address on the stack (16-byte aligned). */
+  v128LoadAt: (offset: number) => [0xfd, ...u32(0x00), 4, ...u32(offset)],
   /** At byte offset 8, alignment not promised (a word's vector follows its 8-byte weight). */
   v128LoadAfterWeight: [0xfd, ...u32(0x00), 0, 8],
   v128Store: [0xfd, ...u32(0x0b), 4, 0],
@@ -61,15 +73,34 @@ const op = {
 }
 
 // dots(query, base, count, dims, out): out[i] = sum over d of base[i * dims + d] * query[d], as float32;
-// pointers are byte offsets, `dims` a multiple of four.
-const [QUERY, BASE, COUNT, DIMS, OUT, I, D, P, ACC] = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+// pointers are byte offsets, `dims` a multiple of four. Sixteen floats a step into four sums of their own
+// (one sum would wait for its previous add every time: 48 ms for a million vectors of 100 floats, 4.5x
+// the four sums' time), then the last four at a time; the sums' order moves the float32 answers by
+// about 1e-7, which callers that need exact values compute again anyway.
+const [QUERY, BASE, COUNT, DIMS, OUT, I, D, P, PX, QX, ACC] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+const SUMS = [ACC, ACC + 1, ACC + 2, ACC + 3]
 const times4 = (local: number) => [...op.get(local), ...op.i32(2), ...op.i32Shl]
 const dotsBody = [
   ...op.get(BASE), ...op.set(P),
   ...op.block, ...op.loop,
   ...op.get(I), ...op.get(COUNT), ...op.i32GeU, ...op.brIf(1),
-  ...op.v128Zero, ...op.set(ACC),
+  ...SUMS.flatMap((sum) => [...op.v128Zero, ...op.set(sum)]),
   ...op.i32(0), ...op.set(D),
+  // Sixteen at a time, into the four sums.
+  ...op.block, ...op.loop,
+  ...op.get(D), ...op.i32(16), ...op.i32Add, ...op.get(DIMS), ...op.i32GtU, ...op.brIf(1),
+  ...op.get(P), ...times4(D), ...op.i32Add, ...op.set(PX),
+  ...op.get(QUERY), ...times4(D), ...op.i32Add, ...op.set(QX),
+  ...SUMS.flatMap((sum, k) => [
+    ...op.get(sum),
+    ...op.get(PX), ...op.v128LoadAt(16 * k),
+    ...op.get(QX), ...op.v128LoadAt(16 * k),
+    ...op.f32x4Mul, ...op.f32x4Add, ...op.set(sum)
+  ]),
+  ...op.get(D), ...op.i32(16), ...op.i32Add, ...op.set(D),
+  ...op.br(0),
+  ...op.end, ...op.end,
+  // The rest, four at a time, into the first.
   ...op.block, ...op.loop,
   ...op.get(D), ...op.get(DIMS), ...op.i32GeU, ...op.brIf(1),
   ...op.get(ACC),
@@ -79,6 +110,7 @@ const dotsBody = [
   ...op.get(D), ...op.i32(4), ...op.i32Add, ...op.set(D),
   ...op.br(0),
   ...op.end, ...op.end,
+  ...op.get(ACC), ...op.get(SUMS[1]!), ...op.f32x4Add, ...op.get(SUMS[2]!), ...op.get(SUMS[3]!), ...op.f32x4Add, ...op.f32x4Add, ...op.set(ACC),
   ...op.get(OUT), ...times4(I), ...op.i32Add,
   ...op.get(ACC), ...op.f32x4Lane(0),
   ...op.get(ACC), ...op.f32x4Lane(1), ...op.f32Add,
@@ -91,7 +123,7 @@ const dotsBody = [
   ...op.end, ...op.end,
   ...op.end
 ]
-const dotsCode = [...u32(2), ...u32(3), I32, ...u32(1), V128, ...dotsBody]
+const dotsCode = [...u32(2), ...u32(5), I32, ...u32(4), V128, ...dotsBody]
 
 // derive(tokens, count, entries, entrySize, stride, out): for each of `count` word numbers at `tokens`, in order,
 // out[d] = float32(out[d] + weight * vector[d]) over the word's entry (a float64 weight, then `stride` float32s),
@@ -129,15 +161,61 @@ const deriveBody = [
 ]
 const deriveCode = [...u32(2), ...u32(3), I32, ...u32(3), V128, ...deriveBody]
 
+// dots8(query, codes, count, width, scales, out): out[i] = float32(sum over d of codes[i * width + d] * query[d])
+// * scales[i], where codes are int8 (`width` bytes a vector, a multiple of 16) and the query int16 (two bytes a
+// dimension): a quarter of the float32 vectors' bytes to read, which is what a scan of a million is bound by.
+// The int32 sums are exact (at most 127 * 32767 * width, below 2^31 for widths up to 512).
+const [Q8, CODES, COUNT8, WIDTH, SCALES, OUT8, I8, B8, PX8, QX8, LOW, HIGH, V8] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+const dots8Body = [
+  ...op.get(CODES), ...op.set(PX8),
+  ...op.block, ...op.loop,
+  ...op.get(I8), ...op.get(COUNT8), ...op.i32GeU, ...op.brIf(1),
+  ...op.v128Zero, ...op.set(LOW),
+  ...op.v128Zero, ...op.set(HIGH),
+  ...op.i32(0), ...op.set(B8),
+  ...op.get(Q8), ...op.set(QX8),
+  ...op.block, ...op.loop,
+  ...op.get(B8), ...op.get(WIDTH), ...op.i32GeU, ...op.brIf(1),
+  ...op.get(LOW),
+  ...op.get(PX8), ...op.get(B8), ...op.i32Add, ...op.v128Load, ...op.tee(V8), ...op.i16x8FromLowI8,
+  ...op.get(QX8), ...op.v128Load,
+  ...op.i32x4DotI16, ...op.i32x4Add, ...op.set(LOW),
+  ...op.get(HIGH),
+  ...op.get(V8), ...op.i16x8FromHighI8,
+  ...op.get(QX8), ...op.v128LoadAt(16),
+  ...op.i32x4DotI16, ...op.i32x4Add, ...op.set(HIGH),
+  ...op.get(B8), ...op.i32(16), ...op.i32Add, ...op.set(B8),
+  ...op.get(QX8), ...op.i32(32), ...op.i32Add, ...op.set(QX8),
+  ...op.br(0),
+  ...op.end, ...op.end,
+  ...op.get(LOW), ...op.get(HIGH), ...op.i32x4Add, ...op.set(LOW),
+  ...op.get(OUT8), ...times4(I8), ...op.i32Add,
+  ...op.get(LOW), ...op.i32x4Lane(0),
+  ...op.get(LOW), ...op.i32x4Lane(1), ...op.i32Add,
+  ...op.get(LOW), ...op.i32x4Lane(2), ...op.i32Add,
+  ...op.get(LOW), ...op.i32x4Lane(3), ...op.i32Add,
+  ...op.f32FromI32,
+  ...op.get(SCALES), ...times4(I8), ...op.i32Add, ...op.f32Load,
+  ...op.f32Mul,
+  ...op.f32Store,
+  ...op.get(PX8), ...op.get(WIDTH), ...op.i32Add, ...op.set(PX8),
+  ...op.get(I8), ...op.i32(1), ...op.i32Add, ...op.set(I8),
+  ...op.br(0),
+  ...op.end, ...op.end,
+  ...op.end
+]
+const dots8Code = [...u32(2), ...u32(4), I32, ...u32(3), V128, ...dots8Body]
+
 const MODULE = Uint8Array.from([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   // Two function types: five and six i32 parameters, no result.
   ...section(1, [...u32(2), 0x60, ...u32(5), I32, I32, I32, I32, I32, ...u32(0), 0x60, ...u32(6), I32, I32, I32, I32, I32, I32, ...u32(0)]),
-  ...section(3, [...u32(2), ...u32(0), ...u32(1)]),
+  ...section(3, [...u32(3), ...u32(0), ...u32(1), ...u32(1)]),
   // One memory, one page to start, grown by the caller.
   ...section(5, [...u32(1), 0x00, ...u32(1)]),
-  ...section(7, [...u32(3), ...utf8("dots"), 0x00, ...u32(0), ...utf8("derive"), 0x00, ...u32(1), ...utf8("memory"), 0x02, ...u32(0)]),
-  ...section(10, [...u32(2), ...u32(dotsCode.length), ...dotsCode, ...u32(deriveCode.length), ...deriveCode])
+  ...section(7, [...u32(4), ...utf8("dots"), 0x00, ...u32(0), ...utf8("derive"), 0x00, ...u32(1), ...utf8("dots8"), 0x00, ...u32(2),
+    ...utf8("memory"), 0x02, ...u32(0)]),
+  ...section(10, [...u32(3), ...u32(dotsCode.length), ...dotsCode, ...u32(deriveCode.length), ...deriveCode, ...u32(dots8Code.length), ...dots8Code])
 ])
 
 /** What this module uses of the WebAssembly API (the project's TypeScript libraries do not declare it). */
@@ -164,6 +242,7 @@ interface Kernel {
   readonly memory: WasmMemory
   readonly dots: (query: number, base: number, count: number, dims: number, out: number) => void
   readonly derive: (tokens: number, count: number, entries: number, entrySize: number, stride: number, out: number) => void
+  readonly dots8: (query: number, codes: number, count: number, width: number, scales: number, out: number) => void
 }
 
 /** Set by bin/engram.mjs when it gives V8 `--liftoff-only` (a flag V8 does not report back). */
@@ -205,12 +284,13 @@ const instantiate = (): Kernel | undefined => {
     const module = compile()
     const wasm = wasmApi()
     if (module === null || wasm === undefined) return undefined
-    const { derive, dots, memory } = new wasm.Instance(module).exports
-    if (!isMemory(memory) || typeof dots !== "function" || typeof derive !== "function") return undefined
+    const { derive, dots, dots8, memory } = new wasm.Instance(module).exports
+    if (!isMemory(memory) || typeof dots !== "function" || typeof derive !== "function" || typeof dots8 !== "function") return undefined
     return {
       memory,
       dots: (q, b, c, d, o) => void Reflect.apply(dots, undefined, [q, b, c, d, o]),
-      derive: (t, n, e, size, stride, o) => void Reflect.apply(derive, undefined, [t, n, e, size, stride, o])
+      derive: (t, n, e, size, stride, o) => void Reflect.apply(derive, undefined, [t, n, e, size, stride, o]),
+      dots8: (q, c, n, w, sc, o) => void Reflect.apply(dots8, undefined, [q, c, n, w, sc, o])
     }
   } catch {
     return undefined
@@ -344,9 +424,77 @@ export class PartSums {
 }
 
 /**
+ * Vectors as int8 codes, one scale each (its largest component / 127), in
+ * their own kernel memory: the first pass of a scan reads these, a quarter of
+ * the float32 vectors' bytes. Memory: the query (int16) at 0, then the codes,
+ * then the scales, then the scores; growing moves the scales.
+ */
+class CodeStore {
+  /** Bytes per vector: the dimensions padded to sixteen. */
+  readonly width: number
+  private capacity = 0
+  private readonly codesAt: number
+  private scalesAt = 0
+  private scoresAt = 0
+
+  constructor(private readonly kernel: Kernel, readonly dims: number) {
+    this.width = Math.ceil(dims / 16) * 16
+    this.codesAt = this.width * 2
+  }
+
+  ensure(slots: number) {
+    if (slots <= this.capacity) return
+    const capacity = slots
+    const memory = this.kernel.memory
+    const scalesAt = this.codesAt + capacity * this.width
+    const scoresAt = Math.ceil((scalesAt + capacity * 4) / 16) * 16
+    const bytes = scoresAt + capacity * 4
+    if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE))
+    const buffer = memory.buffer
+    // The scales move up past the new codes' room (copyWithin copies as if through a buffer: overlap is safe).
+    new Uint8Array(buffer).copyWithin(scalesAt, this.scalesAt, this.scalesAt + this.capacity * 4)
+    // The new codes' room held the old scales (or was never used): zeros, as the padding must be.
+    new Uint8Array(buffer, this.codesAt + this.capacity * this.width, (capacity - this.capacity) * this.width).fill(0)
+    this.scalesAt = scalesAt
+    this.scoresAt = scoresAt
+    this.capacity = capacity
+  }
+
+  put(slot: number, vector: ArrayLike<number>) {
+    const buffer = this.kernel.memory.buffer
+    let largest = 0
+    for (let d = 0; d < this.dims; d++) largest = Math.max(largest, Math.abs(vector[d]!))
+    const codes = new Int8Array(buffer, this.codesAt + slot * this.width, this.width)
+    const factor = largest === 0 ? 0 : 127 / largest
+    for (let d = 0; d < this.dims; d++) codes[d] = Math.round(vector[d]! * factor)
+    new Float32Array(buffer, this.scalesAt + slot * 4, 1)[0] = largest / 127
+  }
+
+  move(from: number, to: number) {
+    const bytes = new Uint8Array(this.kernel.memory.buffer)
+    bytes.copyWithin(this.codesAt + to * this.width, this.codesAt + from * this.width, this.codesAt + (from + 1) * this.width)
+    bytes.copyWithin(this.scalesAt + to * 4, this.scalesAt + from * 4, this.scalesAt + from * 4 + 4)
+  }
+
+  /** Values proportional to the dot products of `query` with the first `count` vectors (one positive factor for all); a view until the next call. */
+  ranks(query: Float32Array, count: number): Float32Array {
+    const buffer = this.kernel.memory.buffer
+    let largest = 0
+    for (let d = 0; d < this.dims; d++) largest = Math.max(largest, Math.abs(query[d]!))
+    const q = new Int16Array(buffer, 0, this.width)
+    q.fill(0)
+    const factor = largest === 0 ? 0 : 32767 / largest
+    for (let d = 0; d < this.dims; d++) q[d] = Math.round(query[d]! * factor)
+    this.kernel.dots8(0, this.codesAt, count, this.width, this.scalesAt, this.scoresAt)
+    return new Float32Array(buffer, this.scoresAt, count)
+  }
+}
+
+/**
  * Vectors of one length in WebAssembly memory (or a plain Float32Array
  * without SIMD), slot by slot, and the scan of all of them against a query.
- * Lengths are padded to a multiple of four with zeros.
+ * Lengths are padded to a multiple of four with zeros. With SIMD each vector
+ * is kept as int8 codes too, which the first pass of a scan reads.
  */
 export class VectorStore {
   private readonly kernel: Kernel | undefined
@@ -359,10 +507,36 @@ export class VectorStore {
   private readonly vectorsAt: number
   private scoresAt = 0
 
+  private readonly codes: CodeStore | undefined
+
   constructor(readonly dims: number, useSimd = true) {
     this.kernel = useSimd ? instantiate() : undefined
+    const codesKernel = this.kernel === undefined ? undefined : instantiate()
+    this.codes = codesKernel === undefined ? undefined : new CodeStore(codesKernel, dims)
     this.stride = Math.ceil(dims / 4) * 4
     this.vectorsAt = this.stride * 4
+  }
+
+  /** Keeps `vector` (its first `dims` numbers) at `slot`; room for it must have been made (`ensure`). */
+  put(slot: number, vector: Float32Array) {
+    this.data.set(vector.subarray(0, this.dims), slot * this.stride)
+    this.codes?.put(slot, vector)
+  }
+
+  /** Copies the vector at `from` over the one at `to`. */
+  move(from: number, to: number) {
+    this.data.copyWithin(to * this.stride, from * this.stride, (from + 1) * this.stride)
+    this.codes?.move(from, to)
+  }
+
+  /**
+   * Values that order the first `count` vectors as their dot products with
+   * `query` do, nearly (the int8 codes' products, or float32 ones without
+   * SIMD): for choosing candidates, whose exact products callers compute.
+   * A view, valid until the next call.
+   */
+  approximate(query: Float32Array, count: number): Float32Array {
+    return this.codes === undefined ? this.dots(query, count) : this.codes.ranks(query, count)
   }
 
   /** The vectors, for reading and writing (a view: taken again after `ensure`). */
@@ -392,6 +566,7 @@ export class VectorStore {
       this.capacity = capacity
       return
     }
+    this.codes?.ensure(capacity)
     const memory = this.kernel.memory
     const scoresAt = this.vectorsAt + capacity * this.stride * 4
     const bytes = scoresAt + capacity * 4

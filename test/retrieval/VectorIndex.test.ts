@@ -4,6 +4,9 @@
  * those of an exact scan, through deletions and renumbering.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { loadGlove } from "../../services/embedder/Glove.ts"
 import { VectorIndex } from "../../src/retrieval/VectorIndex.ts"
 import { PartSums, simd, VectorStore } from "../../src/retrieval/VectorKernel.ts"
 
@@ -56,6 +59,55 @@ describe("the vector scan", () => {
       const b = plain.dots(query, 300)
       for (let slot = 0; slot < 300; slot++) expect(Math.abs(a[slot]! - b[slot]!)).toBeLessThan(1e-5)
     }
+  })
+
+  it("chooses candidates by int8 codes whose products follow the float ones", () => {
+    const next = random(5)
+    for (const dims of [4, 7, 100, 130]) {
+      const store = new VectorStore(dims)
+      store.ensure(300)
+      const vectors = Array.from({ length: 300 }, () => unit(next, dims))
+      vectors.forEach((v, slot) => store.put(slot, v))
+      const query = unit(next, dims)
+      const ranks = store.approximate(query, 300).slice()
+      const exact = vectors.map((v) => v.reduce((sum, x, d) => sum + x * query[d]!, 0))
+      // One positive factor for all (the query's code scale): found from the largest, then every value within int8 rounding.
+      const top = exact.indexOf(Math.max(...exact))
+      const factor = exact[top]! / ranks[top]!
+      expect(factor).toBeGreaterThan(0)
+      for (let slot = 0; slot < 300; slot++) expect(Math.abs(ranks[slot]! * factor - exact[slot]!)).toBeLessThan(0.02)
+    }
+  })
+
+  it("on the word vectors of real sentences, answers the exact top 10 of every query", async () => {
+    // Real English: the project's own documentation, a sentence a vector, made as the local embedder makes them.
+    const glove = await loadGlove(process.env.ENGRAM_TEST_MODELS_DIR!)
+    const root = join(import.meta.dirname, "..", "..")
+    const texts = [join(root, "README.md"), ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => join(root, "docs", f))]
+      .flatMap((file) => readFileSync(file, "utf8").split(/(?<=[.!?])\s+|\n+/))
+      .map((sentence) => sentence.replace(/[`*#|>_-]+/g, " ").trim())
+      .filter((sentence) => sentence.split(/\s+/).length >= 4)
+    expect(texts.length).toBeGreaterThan(3000)
+    const index = new VectorIndex()
+    const kept = new Map<number, Float32Array>()
+    const queries: Array<Float32Array> = []
+    texts.forEach((text, i) => {
+      const v = glove.embed(text)
+      if (i % 10 === 0) queries.push(v)
+      else {
+        index.set(kept.size, v)
+        kept.set(kept.size, v)
+      }
+    })
+    let checked = 0
+    for (const query of queries) {
+      for (const k of [10, 60]) {
+        const scan = index.scan(query, k)
+        expect(scan.top).toEqual(exactTop(kept, query, k, () => true))
+        checked++
+      }
+    }
+    expect(checked).toBeGreaterThan(600)
   })
 
   it("answers the exact top k and exact similarities, through deletions and renumbering", () => {
