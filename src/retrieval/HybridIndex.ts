@@ -210,7 +210,9 @@ export class HybridIndex {
   private positions = new Int32Array(0)
   private flags = new Uint8Array(0)
   private readonly groupIds = new Map<string, number>()
-  private readonly groupKeys: Array<string> = []
+  private groupKeys: Array<string> = []
+  /** Whether `groupIds` lacks the keys of a bulk load (it is made at the first write after one, not during the wake). */
+  private groupIdsStale = false
   /** Slot at each position (the latest placed); others at the same position wait in `crowded`. */
   private bySlotPosition = new PositionSlots()
   private readonly crowded = new Map<number, Array<number>>()
@@ -436,9 +438,8 @@ export class HybridIndex {
     // Each chunk goes into the index as it comes (between two steps of the wake), so no thread holds them all.
     this.vectors.reserve(count)
     const dims = this.dimensions
-    const made = thread.vectors({ type: "vectors", dims, from: 0, to, ...parts }, (from, vectors) => {
-      for (let k = 0; k < vectors.length / dims; k++) this.vectors.set(from + k, vectors.subarray(k * dims, (k + 1) * dims))
-    })
+    const made = thread.vectors({ type: "vectors", dims, from: 0, to, ...parts }, (from, vectors, codes, scales) =>
+      this.vectors.setMany(from, vectors.length / dims, dims, vectors, codes, scales))
     return { postings, vectors: { from: 0, to, made } }
   }
 
@@ -467,10 +468,13 @@ export class HybridIndex {
     this.next = count
     this.eventTimes.set(docs.eventTimes.subarray(0, count))
     this.positions.set(docs.positions.subarray(0, count))
-    const groupIds = docs.groupKeys.map((key) => this.groupId(key))
+    // Into an empty index, the groups keep their numbers.
+    this.groupKeys = [...docs.groupKeys]
+    this.groupIds.clear()
+    this.groupIdsStale = this.groupKeys.length > 0
     for (let slot = 0; slot < count; slot++) {
       const group = docs.groups[slot]!
-      this.groupOf[slot] = group < 0 ? -1 : groupIds[group]!
+      this.groupOf[slot] = group < 0 ? -1 : group
       this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0)
       if (docs.active[slot] === 0) this.admission.setActive(slot, false)
       this.holdPosition(slot, docs.positions[slot]!)
@@ -554,6 +558,10 @@ export class HybridIndex {
   }
 
   private groupId(key: string) {
+    if (this.groupIdsStale) {
+      this.groupIdsStale = false
+      this.groupKeys.forEach((known, id) => this.groupIds.set(known, id))
+    }
     let id = this.groupIds.get(key)
     if (id === undefined) {
       id = this.groupKeys.length

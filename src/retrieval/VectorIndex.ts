@@ -61,6 +61,29 @@ export class VectorIndex {
     this.extent = Math.max(this.extent, slot + 1)
   }
 
+  /**
+   * `count` vectors of `dims` numbers at once, from slot `from` (a wake's
+   * chunk), with their int8 codes and scales when made already.
+   */
+  setMany(from: number, count: number, dims: number, vectors: Float32Array, codes?: Int8Array, scales?: Float32Array) {
+    if (count === 0) return
+    if (this.store === undefined) {
+      this.dims = dims
+      this.store = new VectorStore(dims)
+      this.store.ensure(Math.max(this.reserved, from + count))
+    }
+    if (dims !== this.dims) return
+    this.store.ensure(from + count)
+    this.store.putMany(from, count, vectors, codes, scales)
+    if (from + count > this.present.length) {
+      const grown = new Uint8Array(Math.max(from + count, this.present.length * 2, 64))
+      grown.set(this.present)
+      this.present = grown
+    }
+    this.present.fill(1, from, from + count)
+    this.extent = Math.max(this.extent, from + count)
+  }
+
   has(slot: number) {
     return this.present[slot] === 1
   }

@@ -423,6 +423,25 @@ export class PartSums {
   }
 }
 
+/** Bytes of int8 codes a vector of `dims` dimensions takes: padded to sixteen, as the kernel reads them. */
+export const codeWidth = (dims: number) => Math.ceil(dims / 16) * 16
+
+/**
+ * Writes the int8 codes of `vector` (its first `dims` numbers) to `codes`
+ * from `at`: each component scaled so the largest is 127, rounded. Answers
+ * the scale back (largest / 127), 0 for a zero vector.
+ */
+export const quantize = (vector: ArrayLike<number>, dims: number, codes: Int8Array, at: number): number => {
+  let largest = 0
+  for (let d = 0; d < dims; d++) {
+    const value = Math.abs(vector[d]!)
+    if (value > largest) largest = value
+  }
+  const factor = largest === 0 ? 0 : 127 / largest
+  for (let d = 0; d < dims; d++) codes[at + d] = Math.round(vector[d]! * factor)
+  return largest / 127
+}
+
 /**
  * Vectors as int8 codes, one scale each (its largest component / 127), in
  * their own kernel memory: the first pass of a scan reads these, a quarter of
@@ -438,7 +457,7 @@ class CodeStore {
   private scoresAt = 0
 
   constructor(private readonly kernel: Kernel, readonly dims: number) {
-    this.width = Math.ceil(dims / 16) * 16
+    this.width = codeWidth(dims)
     this.codesAt = this.width * 2
   }
 
@@ -462,12 +481,21 @@ class CodeStore {
 
   put(slot: number, vector: ArrayLike<number>) {
     const buffer = this.kernel.memory.buffer
-    let largest = 0
-    for (let d = 0; d < this.dims; d++) largest = Math.max(largest, Math.abs(vector[d]!))
-    const codes = new Int8Array(buffer, this.codesAt + slot * this.width, this.width)
-    const factor = largest === 0 ? 0 : 127 / largest
-    for (let d = 0; d < this.dims; d++) codes[d] = Math.round(vector[d]! * factor)
-    new Float32Array(buffer, this.scalesAt + slot * 4, 1)[0] = largest / 127
+    // Views of the whole memory, made again only when it grows (a view per vector cost a wake 0.3 s a million).
+    if (this.bytes === undefined || this.bytes.buffer !== buffer) {
+      this.bytes = new Int8Array(buffer)
+      this.floats = new Float32Array(buffer)
+    }
+    this.floats![(this.scalesAt >> 2) + slot] = quantize(vector, this.dims, this.bytes, this.codesAt + slot * this.width)
+  }
+  private bytes: Int8Array | undefined
+  private floats: Float32Array | undefined
+
+  /** The codes (`width` bytes each) and scales of `scales.length` vectors from `from`, made elsewhere (`quantize`). */
+  putMany(from: number, codes: Int8Array, scales: Float32Array) {
+    const buffer = this.kernel.memory.buffer
+    new Int8Array(buffer, this.codesAt + from * this.width, scales.length * this.width).set(codes.subarray(0, scales.length * this.width))
+    new Float32Array(buffer, this.scalesAt + from * 4, scales.length).set(scales)
   }
 
   move(from: number, to: number) {
@@ -521,6 +549,20 @@ export class VectorStore {
   put(slot: number, vector: Float32Array) {
     this.data.set(vector.subarray(0, this.dims), slot * this.stride)
     this.codes?.put(slot, vector)
+  }
+
+  /**
+   * Keeps `count` vectors from slot `from` at once: `vectors` holds `dims`
+   * numbers each; their codes (`codeWidth` bytes each) and scales, when
+   * given, were made elsewhere (a wake thread), else they are made here.
+   */
+  putMany(from: number, count: number, vectors: Float32Array, codes?: Int8Array, scales?: Float32Array) {
+    const data = this.data
+    if (this.stride === this.dims) data.set(vectors.subarray(0, count * this.dims), from * this.stride)
+    else for (let k = 0; k < count; k++) data.set(vectors.subarray(k * this.dims, (k + 1) * this.dims), (from + k) * this.stride)
+    if (this.codes === undefined) return
+    if (codes !== undefined && scales !== undefined && scales.length === count) this.codes.putMany(from, codes, scales)
+    else for (let k = 0; k < count; k++) this.codes.put(from + k, vectors.subarray(k * this.dims, (k + 1) * this.dims))
   }
 
   /** Copies the vector at `from` over the one at `to`. */

@@ -13,7 +13,7 @@ import { Schema } from "effect"
 import { bulkPostings, type BulkPostings } from "./Bm25.ts"
 import { deriveVectors } from "./BulkVectors.ts"
 import { termNumbers, type WordPart } from "./Lexicon.ts"
-import { PartSums } from "./VectorKernel.ts"
+import { codeWidth, PartSums, quantize } from "./VectorKernel.ts"
 
 const Int32 = Schema.instanceOf(Int32Array)
 
@@ -57,7 +57,14 @@ const Postings = Schema.Struct({
  */
 export const WakeReply = Schema.Union(
   Schema.Struct({ type: Schema.Literal("postings"), postings: Postings }),
-  Schema.Struct({ type: Schema.Literal("chunk"), from: Schema.Int.pipe(Schema.nonNegative()), vectors: Schema.instanceOf(Float32Array) }),
+  Schema.Struct({
+    type: Schema.Literal("chunk"),
+    from: Schema.Int.pipe(Schema.nonNegative()),
+    vectors: Schema.instanceOf(Float32Array),
+    /** The vectors' int8 codes (`codeWidth(dims)` bytes each) and scales, as the scan's first pass reads them. */
+    codes: Schema.instanceOf(Int8Array),
+    scales: Schema.instanceOf(Float32Array)
+  }),
   Schema.Struct({ type: Schema.Literal("vectors") }),
   Schema.Struct({ type: Schema.Literal("failed"), message: Schema.String })
 )
@@ -86,10 +93,21 @@ export const runWordsJob = (job: WordsJob): BulkPostings => {
 /** Documents whose vectors go back in one message (a kernel batch): the main thread copies each chunk as it comes, none holds them all. */
 export const CHUNK_DOCUMENTS = 512
 
-/** The vectors of documents `from` to `to - 1` of `words`, `dims` floats each, handed to `send` a chunk at a time, in order. */
-export const runVectorsJob = (words: WordsJob, job: VectorsJob, send: (from: number, vectors: Float32Array<ArrayBuffer>) => void) => {
+/**
+ * The vectors of documents `from` to `to - 1` of `words`, `dims` floats each,
+ * with their int8 codes and scales, handed to `send` a chunk at a time, in order.
+ */
+export const runVectorsJob = (
+  words: WordsJob,
+  job: VectorsJob,
+  send: (from: number, vectors: Float32Array<ArrayBuffer>, codes: Int8Array<ArrayBuffer>, scales: Float32Array<ArrayBuffer>) => void
+) => {
   const { dims, from, to, vectors, weights } = job
-  let chunk = new Float32Array(Math.min(CHUNK_DOCUMENTS, Math.max(0, to - from)) * dims)
+  const width = codeWidth(dims)
+  const sized = (first: number) => Math.min(CHUNK_DOCUMENTS, Math.max(0, to - first))
+  let chunk = new Float32Array(sized(from) * dims)
+  let codes = new Int8Array(sized(from) * width)
+  let scales = new Float32Array(sized(from))
   let chunkFrom = from
   const partOf = (word: number): WordPart | undefined => {
     const weight = weights[word]
@@ -99,11 +117,15 @@ export const runVectorsJob = (words: WordsJob, job: VectorsJob, send: (from: num
   for (let k = 0; k < slots.length; k++) slots[k] = from + k
   finish(deriveVectors({ bytes: words.bytes, starts: words.starts, ends: words.ends, slots }, dims, partOf, new PartSums(dims), (k, vector) => {
     const document = from + k
-    chunk.set(vector, (document - chunkFrom) * dims)
-    if (document - chunkFrom + 1 === chunk.length / dims) {
-      send(chunkFrom, chunk)
+    const at = document - chunkFrom
+    chunk.set(vector, at * dims)
+    scales[at] = quantize(vector, dims, codes, at * width)
+    if (at + 1 === scales.length) {
+      send(chunkFrom, chunk, codes, scales)
       chunkFrom = document + 1
-      chunk = new Float32Array(Math.min(CHUNK_DOCUMENTS, to - chunkFrom) * dims)
+      chunk = new Float32Array(sized(chunkFrom) * dims)
+      codes = new Int8Array(sized(chunkFrom) * width)
+      scales = new Float32Array(sized(chunkFrom))
     }
   }))
 }

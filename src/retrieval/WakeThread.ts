@@ -42,13 +42,13 @@ export interface WakeThread {
   /** The postings of these words (the vectors asked for next are of the same documents). */
   readonly words: (job: WordsJob) => Promise<Either.Either<BulkPostings, string>>
   /** Hands each chunk of vectors to `chunk` as it comes; done when all have come. */
-  readonly vectors: (job: VectorsJob, chunk: (from: number, vectors: Float32Array) => void) => Promise<Either.Either<void, string>>
+  readonly vectors: (job: VectorsJob, chunk: (from: number, vectors: Float32Array, codes: Int8Array, scales: Float32Array) => void) => Promise<Either.Either<void, string>>
   readonly stop: () => void
 }
 
 interface Answer {
   readonly resume: (reply: Either.Either<WakeReply, string>) => void
-  readonly chunk?: ((from: number, vectors: Float32Array) => void) | undefined
+  readonly chunk?: ((from: number, vectors: Float32Array, codes: Int8Array, scales: Float32Array) => void) | undefined
 }
 
 /** How long a job may go unanswered before the thread is taken for hung: far above the second a million memories take. */
@@ -88,7 +88,7 @@ export const startWakeThread = (
     if (body.type === "chunk") {
       const waiting = answers[0]?.chunk
       if (waiting === undefined) return fail("it sent vectors nobody asked for")
-      waiting(body.from, body.vectors)
+      waiting(body.from, body.vectors, body.codes, body.scales)
       return watch()
     }
     answers.shift()?.resume(Either.right(body))

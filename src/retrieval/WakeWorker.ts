@@ -28,9 +28,9 @@ port.on("message", (raw: unknown) => {
       return port.postMessage(reply, movable([postings.lengths.buffer, postings.termStarts.buffer, postings.slots.buffer, postings.counts.buffer]))
     }
     if (words === undefined) return failed("the wake thread was asked for vectors before it had the words")
-    runVectorsJob(words, job.right, (from, vectors) => {
-      const chunk: WakeReply = { type: "chunk", from, vectors }
-      port.postMessage(chunk, movable([vectors.buffer]))
+    runVectorsJob(words, job.right, (from, vectors, codes, scales) => {
+      const chunk: WakeReply = { type: "chunk", from, vectors, codes, scales }
+      port.postMessage(chunk, movable([vectors.buffer, codes.buffer, scales.buffer]))
     })
     port.postMessage({ type: "vectors" } satisfies WakeReply)
   } catch (cause) {

@@ -259,6 +259,14 @@ export class MemoryColumns {
   }
 
   /** The memory at `slot` without its texts, or undefined for a free slot. */
+  /** The id and document of every memory held, in slot order. */
+  *documentsOf(): IterableIterator<readonly [id: MemoryId, documentId: string]> {
+    for (let slot = 0; slot < this.ids.length; slot++) {
+      const id = this.ids[slot]
+      if (id !== undefined) yield [id, this.documentIds[slot]!]
+    }
+  }
+
   meta(slot: number): MemoryMeta | undefined {
     const id = this.ids[slot]
     if (id === undefined) return undefined

@@ -18,7 +18,7 @@ import { MemoryId } from "../domain/Ids.ts"
 import type { EntityRef } from "../domain/Memory.ts"
 import { BadBytes, ByteReader, ByteWriter } from "./Binary.ts"
 import { STATE_CODES, TYPE_CODES } from "./MemoryColumns.ts"
-import type { SpaceState } from "./SpaceState.ts"
+import { type SpaceState, timeGroupKey } from "./SpaceState.ts"
 import type { WakeThread } from "../retrieval/WakeThread.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
@@ -225,7 +225,6 @@ export function* decodeBody(
   const entityList = sharing<ReadonlyArray<EntityRef>>()
   const loweredList = sharing<ReadonlyArray<string>>()
   const tagList = sharing<ReadonlyArray<string>>()
-  const seen = new Set<string>()
   const EMPTY: ReadonlyArray<never> = []
   let position = 0
   let eventTime = 0
@@ -233,9 +232,8 @@ export function* decodeBody(
   let vectorsRead = 0
   const vectorReader = read
   for (let n = 0; n < count; n++) {
+    // Listed twice: found once the index has them all (its map of ids comes out short), without a set of its own.
     const id = MemoryId.make(records.string())
-    if (seen.has(id)) throw new BadBytes(`memory ${id} is listed twice`)
-    seen.add(id)
     ids[n] = id
     documentIds[n] = at()
     const flag = records.byte()
@@ -295,7 +293,7 @@ export function* decodeBody(
       groups[n] = group
     } else {
       let group = groupOfTime.get(eventTime)
-      if (group === undefined) groupOfTime.set(eventTime, (group = groupKeys.push(`t:${new Date(eventTime).toISOString()}`) - 1))
+      if (group === undefined) groupOfTime.set(eventTime, (group = groupKeys.push(timeGroupKey(eventTime)) - 1))
       groups[n] = group
     }
     flags.active[n] = ((flag >> 2) & 1) === 0 ? 1 : 0
@@ -317,6 +315,7 @@ export function* decodeBody(
     },
     partsAhead
   )
+  if (state.size !== count) throw new BadBytes(`${count - state.size} memories are listed twice`)
   return count
 }
 

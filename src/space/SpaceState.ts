@@ -19,9 +19,12 @@ import { narrowing } from "./Selection.ts"
 
 export type { MemoryMeta, MemoryTexts } from "./MemoryColumns.ts"
 
+/** The group of memories written at one event time (ms): the number itself, which a million distinct times make quickly. */
+export const timeGroupKey = (eventTime: number) => `t:${eventTime}`
+
 /** Memories written under one session, or at one event time, are neighbours. */
 export const groupKeyOf = (memory: Pick<MemoryMeta, "sessionId" | "eventTime">) =>
-  memory.sessionId !== null ? `s:${memory.sessionId}` : `t:${memory.eventTime.toISOString()}`
+  memory.sessionId !== null ? `s:${memory.sessionId}` : timeGroupKey(memory.eventTime.getTime())
 
 /** The embedder a space's vectors come from, and (when it has one) how a text's vector is made from its words. */
 export interface IndexEmbedder {
@@ -80,7 +83,21 @@ export class SpaceState {
   /** Counts the changes made to the state (not its restoring from a snapshot): a snapshot notes the count it saw. */
   changes = 0
   /** Memory ids per document, so a write knows what replacing a document takes with it. */
-  private readonly documents = new Members()
+  private readonly documentsHeld = new Members()
+  /**
+   * False after a bulk restore until something asks: only a change needs a
+   * document's memories, and listing a million of them took half a second
+   * of a wake.
+   */
+  private documentsListed = true
+
+  private get documents(): Members {
+    if (!this.documentsListed) {
+      this.documentsListed = true
+      for (const [id, documentId] of this.columns.documentsOf()) this.documentsHeld.add(documentId, id)
+    }
+    return this.documentsHeld
+  }
   /** For each memory, the syntheses (notes, experiences, summaries) that list it among their sources. */
   private readonly builtOn = new Members()
 
@@ -109,7 +126,8 @@ export class SpaceState {
       dimensions: this.embedder.dimensions,
       onRenumber: (renumber, slots) => columns.renumber(renumber, slots)
     })
-    this.documents.clear()
+    this.documentsHeld.clear()
+    this.documentsListed = true
     this.builtOn.clear()
     this.next = 0
     this.changes++
@@ -243,11 +261,11 @@ export class SpaceState {
     if (this.size > 0) throw new Error("bulk restore into a non-empty state")
     yield* this.index.bulkLoad(index, ahead)
     this.columns.bulkLoad(columns)
+    this.documentsListed = false
     yield
     let next = 0
     for (let slot = 0; slot < columns.ids.length; slot++) {
       const id = columns.ids[slot]!
-      this.documents.add(columns.documentIds[slot]!, id)
       for (const source of columns.sourceIds[slot]!) this.builtOn.add(source, id)
       if (columns.positions[slot]! >= next) next = columns.positions[slot]! + 1
       if ((slot + 1) % 16384 === 0) yield

@@ -124,6 +124,11 @@ const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<Ind
   for (const meta of state.metas()) {
     expect(back.index.placedAt(back.index.slot(meta.id)!)).toEqual(state.index.placedAt(state.index.slot(meta.id)!))
   }
+  // Each document's memories, which a change replacing the document takes with it.
+  const documents = [...new Set(list.map((m) => m.documentId))]
+  const membersOf = (target: SpaceState) => documents.map((d) => [...target.ofDocument(d)].sort())
+  expect(membersOf(back)).toEqual(membersOf(state))
+  expect(membersOf(back).filter((members) => members.length > 1).length).toBeGreaterThan(100)
   // Texts come from the store afterwards.
   for (const id of back.missingTexts()) back.fillText(id, state.get(id)!)
   expect(back.complete).toBe(true)
@@ -133,6 +138,7 @@ const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<Ind
     for (const memory of list.filter((_, i) => i % 9 === 2)) target.remove(memory.id)
     for (const memory of list.filter((_, i) => i % 7 === 1)) target.put({ ...memory, id: MemoryId.make(`${memory.id}_again`), text: `${memory.text} again`, position: memory.position + 1000 })
   }
+  expect(membersOf(back)).toEqual(membersOf(state))
   for (const query of ["Where does Marco live now?", "support group", "turtles jazz screenplay", "What did Melanie paint in 2023?", "banker dance"]) {
     for (const mode of ["fast", "accurate"] as const) {
       const recall = {
