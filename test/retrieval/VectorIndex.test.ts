@@ -79,6 +79,23 @@ describe("the vector scan", () => {
     }
   })
 
+  it("answers the exact top k while it grows between scans (the room a growth adds held the last scan's scores)", () => {
+    const next = random(23)
+    for (const dims of [7, 100, 130]) {
+      const index = new VectorIndex()
+      const kept = new Map<number, Float32Array>()
+      for (let slot = 0; slot < 3000; slot++) {
+        const v = unit(next, dims)
+        index.set(slot, v)
+        kept.set(slot, v)
+        if (slot % 97 === 0) {
+          const query = unit(next, dims)
+          expect(index.scan(query, 20).top).toEqual(exactTop(kept, query, 20, () => true))
+        }
+      }
+    }
+  })
+
   it("on the word vectors of real sentences, answers the exact top 10 of every query", async () => {
     // Real English: the project's own documentation, a sentence a vector, made as the local embedder makes them.
     const glove = await loadGlove(process.env.ENGRAM_TEST_MODELS_DIR!)
