@@ -97,7 +97,7 @@ const record = (s: Synthesis, position: number) => ({
  * back (test/store/InsertedMemories.test.ts compares the two).
  */
 const insertedSynthesis = (space: SpaceRef, s: Synthesis, position: number, now: Date): IndexedMemory => ({
-  ...insertedMemory(space, SYNTHESIS_DOCUMENT, position, { ...s, sourceText: s.text, context: "", sessionId: null, memberId: null }, now),
+  ...insertedMemory(space, SYNTHESIS_DOCUMENT, position, { ...s, state: "active", sourceText: s.text, context: "", sessionId: null, memberId: null }, now),
   sourceIds: [...s.sourceIds],
   consolidatedAt: now
 })

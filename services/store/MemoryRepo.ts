@@ -137,15 +137,15 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
             RETURNING 1
           ), inserted AS (
             INSERT INTO memories (id, org_id, space_id, document_id, text, source_text, source_diff,
-              context, type, entities, entity_keys, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
+              context, type, state, entities, entity_keys, metadata, tags, user_id, agent_id, session_id, member_id, event_time,
               occurred_start, occurred_end, position, embedding, embedder, created_at, updated_at)
             SELECT m.id, ${space.orgId}::text, ${space.spaceId}::text, m.document_id, m.text, m.source_text, m.source_diff,
-              m.context, m.type, m.entities, m.entity_keys, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
+              m.context, m.type, m.state, m.entities, m.entity_keys, m.metadata, m.tags, m.user_id, m.agent_id, m.session_id, m.member_id,
               to_timestamp(m.event_time / 1000), to_timestamp(m.occurred_start / 1000), to_timestamp(m.occurred_end / 1000),
               m.position, decode(m.embedding, 'base64'), m.embedder,
               ${now}::timestamptz, ${now}::timestamptz
             FROM jsonb_to_recordset(${JSON.stringify(memories)}::jsonb) AS m(id text, document_id text, text text,
-              source_text text, source_diff text, context text, type text, entities text, entity_keys text[], metadata jsonb, tags text[], user_id text,
+              source_text text, source_diff text, context text, type text, state text, entities text, entity_keys text[], metadata jsonb, tags text[], user_id text,
               agent_id text, session_id text, member_id text, event_time float8, occurred_start float8,
               occurred_end float8, position integer, embedding text, embedder text)
             ORDER BY m.position

@@ -168,6 +168,8 @@ export interface NewMemory {
   readonly sourceText: string
   readonly context: string
   readonly type: MemoryType
+  /** `question` for a written turn that only asks; `active` otherwise. */
+  readonly state: MemoryState
   readonly entities: ReadonlyArray<EntityRef>
   readonly metadata: Record<string, unknown>
   readonly tags: ReadonlyArray<string>
@@ -215,6 +217,7 @@ export const memoryRecord = (documentId: string, position: number, m: NewMemory)
   source_diff: diff,
   context: m.context,
   type: m.type,
+  state: m.state,
   entities: entitiesColumn(m.entities),
   // A written memory is raw (no sources): the graph counts it by these.
   entity_keys: entityKeys(m.entities),
@@ -261,7 +264,7 @@ export const asJsonb = (value: unknown): unknown =>
 
 /**
  * A memory as its row reads once inserted (`memoryRecord` at `position`, at
- * `at`): the record as written, each column's default (active, never
+ * `at`): the record as written, each column's default (never
  * consolidated, no sources), metadata in jsonb's key order, the vector's
  * bytes. What insertDocuments answers without reading the rows back
  * (test/store/InsertedMemories.test.ts compares the two).
@@ -275,7 +278,7 @@ export const insertedMemory = (space: SpaceRef, documentId: string, position: nu
   sourceText: m.sourceText,
   context: m.context,
   type: m.type,
-  state: "active",
+  state: m.state,
   entities: m.entities.map((entity) => ({ name: entity.name, kind: entity.kind })),
   metadata: asJsonbObject(m.metadata),
   tags: [...m.tags],

@@ -18,6 +18,7 @@ import m0014 from "./migrations/0014_oauth.ts"
 import m0015 from "./migrations/0015_index_snapshots.ts"
 import m0016 from "./migrations/0016_compact_storage.ts"
 import m0017 from "./migrations/0017_entities_text.ts"
+import m0018 from "./migrations/0018_question_state.ts"
 
 const run = Migrator.make({})
 
@@ -39,7 +40,8 @@ const MIGRATIONS = {
   "0014_oauth": m0014,
   "0015_index_snapshots": m0015,
   "0016_compact_storage": m0016,
-  "0017_entities_text": m0017
+  "0017_entities_text": m0017,
+  "0018_question_state": m0018
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

@@ -7,9 +7,17 @@ import { Page, Paged, strict } from "./Strict.ts"
 export const MemoryType = Schema.Literal("fact", "note", "experience", "summary")
 export type MemoryType = typeof MemoryType.Type
 
-/** `active` memories are recalled; `retired` ones are kept (and listed with state=retired) but never recalled. */
-export const MemoryState = Schema.Literal("active", "retired")
+/**
+ * `active` memories are recalled; `retired` ones are kept (and listed with
+ * state=retired) but never recalled; `question` is a written turn that only
+ * asks ("What is Marta allergic to?"): it states nothing, so it is kept and
+ * listed (state=question) but never recalled, consolidated or modelled.
+ */
+export const MemoryState = Schema.Literal("active", "retired", "question")
 export type MemoryState = typeof MemoryState.Type
+
+/** What an edit may set: retire a memory, or make it (a retired one, or a question) active. */
+export const SettableState = Schema.Literal("active", "retired")
 
 /** An ISO 8601 timestamp; anything else is a 422. */
 export const Timestamp = SafeString.pipe(
@@ -227,7 +235,7 @@ export const MemoryListQuery = Schema.Struct({
   tags: Schema.optional(TagFilter),
   /** Only these memories (by id). */
   ids: Schema.optional(IdFilter),
-  state: Schema.optional(Schema.Literal("active", "retired", "all")),
+  state: Schema.optional(Schema.Literal("active", "retired", "question", "all")),
   user_id: Schema.optional(ScopeId),
   agent_id: Schema.optional(ScopeId),
   session_id: Schema.optional(ScopeId),
@@ -241,7 +249,7 @@ export const PatchMemoryRequest = strict(Schema.Struct({
   context: Schema.optional(Context),
   metadata: Schema.optional(MetadataInput),
   tags: Schema.optional(Schema.Array(Tag).pipe(Schema.maxItems(50))),
-  state: Schema.optional(MemoryState)
+  state: Schema.optional(SettableState)
 }))
 export type PatchMemoryRequest = typeof PatchMemoryRequest.Type
 

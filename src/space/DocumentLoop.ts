@@ -114,6 +114,7 @@ export const makeDocuments = (deps: {
                 text: fact.text,
                 sourceText: fact.sourceText,
                 type: fact.type,
+                state: "active",
                 entities: fact.entities,
                 occurredStart: fact.occurredStart,
                 occurredEnd: fact.occurredEnd
@@ -126,6 +127,7 @@ export const makeDocuments = (deps: {
               text: chunk.text,
               sourceText: chunk.text,
               type: "fact",
+              state: "active",
               entities: extractEntities(chunk.text, null, scopeIds),
               occurredStart: null,
               occurredEnd: null

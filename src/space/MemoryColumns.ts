@@ -44,7 +44,7 @@ export interface BulkColumns {
 }
 
 export const TYPE_CODES: ReadonlyArray<MemoryType> = ["fact", "note", "experience", "summary"]
-export const STATE_CODES: ReadonlyArray<MemoryState> = ["active", "retired"]
+export const STATE_CODES: ReadonlyArray<MemoryState> = ["active", "retired", "question"]
 
 export interface MemoryTexts {
   readonly text: string
@@ -277,7 +277,7 @@ export class MemoryColumns {
       spaceId: this.spaceId,
       documentId: this.documentIds[slot]!,
       type: TYPES[kind & 3]!,
-      state: STATES[(kind >> 2) & 1]!,
+      state: STATES[(kind >> 2) & 3]!,
       entities: this.entities[slot]!,
       tags: this.tags[slot]!,
       userId: this.userIds[slot]!,

@@ -22,7 +22,7 @@ import { type SpaceState, timeGroupKey } from "./SpaceState.ts"
 import type { WakeThread } from "../retrieval/WakeThread.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
-export const SNAPSHOT_FORMAT = 3 as const
+export const SNAPSHOT_FORMAT = 4 as const
 
 export const SnapshotHeader = Schema.Struct({
   format: Schema.Literal(SNAPSHOT_FORMAT),
@@ -43,11 +43,13 @@ const decodeHeader = Schema.decodeUnknownEither(Schema.parseJson(SnapshotHeader)
 /** Records between two pauses of the encoder or decoder (the caller gives pending I/O a turn there). */
 const SLICE = 1000
 
-const ASKS = 1 << 3
-const HAS_VECTOR = 1 << 4
-const HAS_OCCURRED_START = 1 << 5
-const HAS_OCCURRED_END = 1 << 6
-const HAS_CONSOLIDATED = 1 << 7
+/** A memory's flags, a varint: its type (2 bits), its state (2 bits), then these. */
+const KIND_BITS = 15
+const ASKS = 1 << 4
+const HAS_VECTOR = 1 << 5
+const HAS_OCCURRED_START = 1 << 6
+const HAS_OCCURRED_END = 1 << 7
+const HAS_CONSOLIDATED = 1 << 8
 
 const ms = (date: Date) => date.getTime()
 
@@ -84,7 +86,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     records.string(meta.id)
     records.varint(ref(meta.documentId))
     const hasVector = !derived && placed.vector !== undefined
-    records.byte(TYPE_CODES.indexOf(meta.type) | (STATE_CODES.indexOf(meta.state) << 2) | (placed.asks ? ASKS : 0) |
+    records.varint(TYPE_CODES.indexOf(meta.type) | (STATE_CODES.indexOf(meta.state) << 2) | (placed.asks ? ASKS : 0) |
       (hasVector ? HAS_VECTOR : 0) | (meta.occurredStart !== null ? HAS_OCCURRED_START : 0) |
       (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) | (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0))
     records.signed(meta.position - position)
@@ -236,8 +238,8 @@ export function* decodeBody(
     const id = MemoryId.make(records.string())
     ids[n] = id
     documentIds[n] = at()
-    const flag = records.byte()
-    kinds[n] = flag & 7
+    const flag = records.varint()
+    kinds[n] = flag & KIND_BITS
     position += records.signed()
     eventTime += records.signed()
     createdAt += records.signed()
@@ -296,7 +298,7 @@ export function* decodeBody(
       if (group === undefined) groupOfTime.set(eventTime, (group = groupKeys.push(timeGroupKey(eventTime)) - 1))
       groups[n] = group
     }
-    flags.active[n] = ((flag >> 2) & 1) === 0 ? 1 : 0
+    flags.active[n] = ((flag >> 2) & 3) === 0 ? 1 : 0
     flags.superseded[n] = supersededBy[n] === null ? 0 : 1
     flags.asks[n] = flag & ASKS ? 1 : 0
     if ((n + 1) % SLICE === 0) yield

@@ -14,6 +14,7 @@ import { type ExtractedMemory, type ExtractorShape, localExtract } from "../inge
 import { extractWith } from "../ingestion/ExtractionSettings.ts"
 import type { ExtractionThreadShape } from "../ingestion/WorkerExtraction.ts"
 import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
+import { onlyAsks } from "../retrieval/Text.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import type { QueuedItem } from "../../services/store/JobRepo.ts"
 import { type DocumentWrites, type NewMemory, newMemoryId } from "../../services/store/MemoryRows.ts"
@@ -102,6 +103,8 @@ export const makePreparation = (deps: {
       sourceText: fact.sourceText,
       context: item.context,
       type: fact.type,
+      // A turn that only asks states nothing: kept and listed, never recalled beside the facts that answer it.
+      state: fact.type === "fact" && onlyAsks(fact.text) ? "question" : "active",
       entities: fact.entities,
       metadata: item.metadata,
       tags: item.tags,

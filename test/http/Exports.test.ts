@@ -410,6 +410,7 @@ layer(testNode(embedded.infrastructure(), { consolidation: false }), { excludeTe
               sourceText: text,
               context: "",
               type: "fact" as const,
+              state: "active" as const,
               entities: [{ name: NAMES[(i + j) % 8]!, kind: "person" }],
               metadata: { n: i + j },
               tags: [],

@@ -247,6 +247,46 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect((yield* call("PATCH", path, { token: key, json: { text: "x" } })).status).toBe(404)
     }))
 
+  it.effect("a turn that only asks is kept as a question: listed with state=question, never recalled, made active by an edit", () =>
+    Effect.gen(function*() {
+      const { key, spaceId } = yield* setup
+      const asked = yield* record(key, { space_id: spaceId, content: "What is Marta allergic to?", user_id: "u-marta" })
+      expect(asked.status).toBe(200)
+      const questionId = asked.body.memories[0].memory_id
+      const told = yield* record(key, { space_id: spaceId, content: "Marta is allergic to peanuts and shellfish.", user_id: "u-marta" })
+      const factId = told.body.memories[0].memory_id
+      // A statement with a question after it states something: an ordinary fact.
+      const mixed = yield* record(key, { space_id: spaceId, content: "I moved to Porto with Marta. Any tips for the rain?" })
+      const mixedId = mixed.body.memories[0].memory_id
+
+      const retrieve = (query: string) =>
+        call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query, mode: "accurate" } }).pipe(
+          Effect.map((r) => r.body.results.map((m: any) => m.memory_id))
+        )
+      const recalled = yield* retrieve("What is Marta allergic to?")
+      expect(recalled[0]).toBe(factId)
+      expect(recalled).not.toContain(questionId)
+      expect(yield* retrieve("Marta Porto rain tips")).toContain(mixedId)
+
+      const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories`, { token: key })
+      expect(listed.body.items.map((m: any) => m.id)).toEqual(expect.arrayContaining([factId, mixedId]))
+      expect(listed.body.items.map((m: any) => m.id)).not.toContain(questionId)
+      const questions = yield* call("GET", `/v1/spaces/${spaceId}/memories?state=question`, { token: key })
+      expect(questions.body.items.map((m: any) => [m.id, m.state, m.text])).toEqual([[questionId, "question", "What is Marta allergic to?"]])
+      const all = yield* call("GET", `/v1/spaces/${spaceId}/memories?state=all`, { token: key })
+      expect(all.body.items.map((m: any) => m.id)).toContain(questionId)
+
+      // An edit cannot make a memory a question; it can make a question an ordinary, recalled memory.
+      const path = `/v1/spaces/${spaceId}/memories/${questionId}`
+      expect((yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${factId}`, { token: key, json: { state: "question" } })).status).toBe(422)
+      const promoted = yield* call("PATCH", path, { token: key, json: { state: "active" } })
+      expect(promoted.body.state).toBe("active")
+      expect(yield* retrieve("What is Marta allergic to?")).toContain(questionId)
+      const history = yield* call("GET", `${path}/history`, { token: key })
+      expect(history.body.entries.map((e: any) => e.change)).toEqual(["restored", "created"])
+      expect(history.body.entries[0].previous.state).toBe("question")
+    }))
+
   it.effect("an empty edit is 400 no_fields and writes no history", () =>
     Effect.gen(function*() {
       const { key, spaceId } = yield* setup

@@ -49,8 +49,9 @@ const eventually = <A, R>(read: Effect.Effect<A, never, R>, predicate: (a: A) =>
     return last
   })
 
+/** Every memory of the space, in any state (a user's question is kept in state `question`). */
 const memoriesOf = (key: string, spaceId: string) =>
-  call("GET", `/v1/spaces/${spaceId}/memories?limit=100`, { token: key }).pipe(Effect.map((r) => (r.body?.items ?? []) as Array<any>))
+  call("GET", `/v1/spaces/${spaceId}/memories?limit=100&state=all`, { token: key }).pipe(Effect.map((r) => (r.body?.items ?? []) as Array<any>))
 
 eachProfile("proxy with the official clients", (it) => {
   it.effect("chat completions on the local engine recall memories, answer from them and record the turn", () =>
@@ -81,6 +82,8 @@ eachProfile("proxy with the official clients", (it) => {
       expect(turn.every((m) => m.user_id === "caroline")).toBe(true)
       // The answer only quoted a stored memory: it is not stored again beside it.
       expect(turn.map((m) => m.metadata.role)).toEqual(["user"])
+      // The question states nothing: kept, in state question, so it never competes with the memory that answers it.
+      expect(turn.map((m) => [m.text, m.state])).toEqual([["What is the name of Caroline's dog?", "question"]])
       expect(stored.filter((m) => m.text.includes("golden retriever"))).toHaveLength(1)
     }))
 

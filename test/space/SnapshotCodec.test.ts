@@ -61,7 +61,8 @@ const memories = (embedder: IndexEmbedder): Array<IndexedMemory> =>
       sourceText: i % 4 === 0 ? text : `I said: ${text}`,
       context: i % 5 === 0 ? "from the chat" : "",
       type: i % 11 === 0 ? "note" : "fact",
-      state: i % 9 === 0 ? "retired" : "active",
+      // Some that only ask are kept as questions (every state reads back as written).
+      state: i % 9 === 0 ? "retired" : i % TEXTS.length === 2 && i % 3 === 0 ? "question" : "active",
       entities: i % 2 === 0 ? [{ name: "Caroline", kind: "person" }, { name: "Lisbon", kind: "place" }] : [],
       metadata: i % 3 === 0 ? { dia_id: `D1:${i}` } : {},
       tags: i % 4 === 1 ? ["work", "2023"] : [],
