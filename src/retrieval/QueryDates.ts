@@ -1,4 +1,5 @@
 /** Time spans a query names ("in May 2023", "last year", "yesterday"), resolved against a reference time. */
+import { speaksOfFuture } from "../ingestion/RelativeDates.ts"
 
 const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
 const DAY = 86_400_000
@@ -25,7 +26,11 @@ export const queryDates = (query: string, reference: number | undefined): Array<
   for (const { index } of monthHits) {
     if (years.length > 0) for (const year of years) spans.push(monthSpan(year, index))
     else {
-      const year = index <= refDate.getUTCMonth() ? refDate.getUTCFullYear() : refDate.getUTCFullYear() - 1
+      // As a written month resolves (RelativeDates): the next one for what is still to come, else the last.
+      const current = refDate.getUTCMonth()
+      const year = speaksOfFuture(query)
+        ? (index >= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() + 1)
+        : (index <= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() - 1)
       spans.push(monthSpan(year, index))
     }
   }

@@ -78,9 +78,45 @@ describe("local extraction", () => {
     expect([weekend.start?.toISOString(), weekend.end?.toISOString()]).toEqual(["2023-05-06T00:00:00.000Z", "2023-05-07T23:59:59.999Z"])
     const onSunday = resolveRelativeDates("We hiked last weekend.", new Date("2023-05-07T18:00:00Z"))
     expect([onSunday.start?.toISOString(), onSunday.end?.toISOString()]).toEqual(["2023-04-29T00:00:00.000Z", "2023-04-30T23:59:59.999Z"])
-    const none = resolve("Nothing relative here, born 4 March 1990.")
-    expect(none.text).toBe("Nothing relative here, born 4 March 1990.")
+    const none = resolve("Nothing dated here, just a walk by the river.")
+    expect(none.text).toBe("Nothing dated here, just a walk by the river.")
     expect(none.start).toBeNull()
+  })
+
+  it("reads dates written out in full as the time a sentence tells of, without rewriting them", () => {
+    const span = (s: string) => {
+      const r = resolveRelativeDates(s, at)
+      expect(r.text).toBe(s)
+      return [r.start?.toISOString() ?? null, r.end?.toISOString() ?? null]
+    }
+    expect(span("I'm travelling to Lisbon in March 2024.")).toEqual(["2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z"])
+    expect(span("Nothing relative here, born 4 March 1990.")).toEqual(["1990-03-04T00:00:00.000Z", "1990-03-04T23:59:59.999Z"])
+    expect(span("We married on March 3rd, 2021.")).toEqual(["2021-03-03T00:00:00.000Z", "2021-03-03T23:59:59.999Z"])
+    expect(span("The lease started 2024-05-03.")).toEqual(["2024-05-03T00:00:00.000Z", "2024-05-03T23:59:59.999Z"])
+    expect(span("Sept 2025 was busy.")).toEqual(["2025-09-01T00:00:00.000Z", "2025-09-30T23:59:59.999Z"])
+    expect(span("In 2022 I lived in Oslo.")).toEqual(["2022-01-01T00:00:00.000Z", "2022-12-31T23:59:59.999Z"])
+    // No such day: the month it names.
+    expect(span("On 31 February 2023 it snowed.")).toEqual(["2023-02-01T00:00:00.000Z", "2023-02-28T23:59:59.999Z"])
+    // A number that is not a year after "in" names no time.
+    expect(span("I paid 2024 dollars for it.")).toEqual([null, null])
+    // A relative date the sentence also names comes first: it is what the rewriting made absolute.
+    const both = resolveRelativeDates("Yesterday I booked the flight for 3 June 2024.", at)
+    expect(both.start?.toISOString()).toBe("2023-05-07T00:00:00.000Z")
+    // Through extraction, as a write stores it.
+    const [fact] = extractLocal({ content: "Marta moves to Porto in March 2024.", eventTime: new Date("2026-11-28T12:00:00Z") })
+    expect([fact!.occurredStart?.toISOString(), fact!.occurredEnd?.toISOString()]).toEqual(["2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z"])
+  })
+
+  it("reads a month named in the present progressive of a plan as the next one, in a fact and in a question alike", () => {
+    const november = new Date("2026-11-28T12:00:00Z")
+    const told = resolveRelativeDates("I'm travelling to Japan in September.", november)
+    expect(told.text).toBe("I'm travelling to Japan in September 2027.")
+    const asked = resolveRelativeDates("Where am I travelling in September?", november)
+    expect(asked.text).toBe("Where am I travelling in September 2027?")
+    expect(asked.start).toEqual(told.start)
+    // Past tense keeps the past; an adjective in -ing is no plan.
+    expect(resolveRelativeDates("Where was I travelling in September?", november).text).toBe("Where was I travelling in September 2026?")
+    expect(resolveRelativeDates("The food in September is amazing.", november).text).toBe("The food in September 2026 is amazing.")
   })
 
   it("drops content with no information but keeps short facts", () => {
