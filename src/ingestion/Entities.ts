@@ -132,10 +132,23 @@ const trimCommonEnds = (name: string) => {
   return words.join(" ")
 }
 
+/** A scope id or speaker that is a person's name ("marta", "Ana Lima"), not an identifier ("user_8812", "u-1") or a role. */
+const NAME_LIKE = /^\p{L}[\p{L}'’.-]*(?: \p{L}[\p{L}'’.-]*){0,3}$/u
+const ROLE = /^(?:user|users|assistant|system|human|ai|bot|agent|model|customer|client|me|you|default|anonymous|guest|admin)$/i
+
+/**
+ * Of a write's scope ids (and a speaker given beside its content), those that
+ * are identifiers and never entities. A name is kept: a user whose id is
+ * "marta" is the Marta her facts name ("I'm allergic to peanuts" is stored as
+ * "Marta is allergic to peanuts"), and the graph must show her.
+ */
+export const opaqueIds = (ids: ReadonlyArray<string>): Array<string> =>
+  ids.filter((id) => !NAME_LIKE.test(id.trim()) || ROLE.test(id.trim()))
+
 /**
  * The entities of a text. `speaker` (a name written before the turn, as in
- * "Caroline: ...") is one of them; scope ids (`exclude`: the write's
- * user_id, agent_id and session_id) never are.
+ * "Caroline: ...") is one of them; the names in `exclude` (the write's scope
+ * ids that are identifiers, `opaqueIds`) never are.
  */
 export const extractEntities = (text: string, speaker: string | null, exclude: ReadonlyArray<string> = []): Array<Entity> => {
   const found = new Map<string, Entity>()

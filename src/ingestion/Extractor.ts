@@ -3,7 +3,7 @@
  * offline default; an LLM-backed extractor can replace it behind this Tag.
  */
 import { Context, Data, Effect, Layer } from "effect"
-import { type Entity, entityKey, extractEntities } from "./Entities.ts"
+import { type Entity, entityKey, extractEntities, opaqueIds } from "./Entities.ts"
 import { informativeAnswer, isAssistantSpeaker, isInformative } from "./Informative.ts"
 import { resolveRelativeDates } from "./RelativeDates.ts"
 import { escapeRegExp, namesWholeWord } from "./Patterns.ts"
@@ -90,15 +90,16 @@ export const keptByGuidance = (topics: ReadonlyArray<RegExp>) => (memory: Extrac
 
 /**
  * Who a write's entities are seen from: the speaker its content names, an
- * entity of its own; never the write's scope ids nor the speaker given
- * beside the content; and never an assistant's label ("Assistant"), which
- * names no one in the user's world.
+ * entity of its own; never a scope id or a speaker given beside the content
+ * that is an identifier or a role ("user_8812", "user"), though one that is a
+ * name is an entity wherever the text names it (`opaqueIds`); and never an
+ * assistant's label ("Assistant"), which names no one in the user's world.
  */
 const entityScope = (input: ExtractionInput, prefixed: string | null) => {
   const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
   return {
     speaker: assistant ? null : prefixed,
-    exclude: [...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : []), ...(assistant ? [prefixed] : [])]
+    exclude: [...opaqueIds([...(input.scopeIds ?? []), ...(prefixed === null && input.speaker ? [input.speaker] : [])]), ...(assistant ? [prefixed] : [])]
   }
 }
 

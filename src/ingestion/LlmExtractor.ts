@@ -7,7 +7,7 @@ import { Effect, Either, Layer, Schema } from "effect"
 import type { ModelSpec } from "../../services/llm/Catalog.ts"
 import type { ChatRequest } from "../../services/llm/Provider.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
-import { type EntityKind, entityKey } from "./Entities.ts"
+import { type EntityKind, entityKey, opaqueIds } from "./Entities.ts"
 import { type ExtractedMemory, ExtractionError, type ExtractionInput, Extractor, type ExtractorShape } from "./Extractor.ts"
 import { informativeAnswer, isAssistantSpeaker } from "./Informative.ts"
 import { splitSpeaker } from "./Speaker.ts"
@@ -101,7 +101,7 @@ export const make = (spec: ModelSpec) =>
       Effect.gen(function*() {
         const { body, speaker: prefixed } = splitSpeaker(input.content)
         const speaker = prefixed ?? input.speaker ?? null
-        const scope = new Set((input.scopeIds ?? []).map(entityKey))
+        const scope = new Set(opaqueIds(input.scopeIds ?? []).map(entityKey))
         // An assistant's non-answers are left out before the model sees them, as the local engine does; nothing left, no call.
         const assistant = prefixed !== null && isAssistantSpeaker(prefixed)
         const said = assistant ? informativeAnswer(body) : body

@@ -12,7 +12,7 @@ import type { SpaceRef } from "../domain/Ids.ts"
 import { chunkDocument, type Chunk } from "../documents/Chunks.ts"
 import type { Location, ParsedDocument } from "../documents/parsers/Shared.ts"
 import { parseInWorker } from "../documents/WorkerParser.ts"
-import { extractEntities } from "../ingestion/Entities.ts"
+import { extractEntities, opaqueIds } from "../ingestion/Entities.ts"
 import type { ExtractorShape } from "../ingestion/Extractor.ts"
 import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
 import { yieldToIo } from "../../services/EventLoop.ts"
@@ -88,7 +88,7 @@ export const makeDocuments = (deps: {
     /** The memories of a parsed file: one per chunk, or (strategy `facts`) the facts extracted from each chunk. */
     const memoriesOf = (request: DocumentRequest, parsed: ParsedDocument, chunks: ReadonlyArray<Chunk>) =>
       Effect.gen(function*() {
-        const scopeIds = [request.userId, request.agentId, request.sessionId].filter((id): id is string => id !== null)
+        const scopeIds = opaqueIds([request.userId, request.agentId, request.sessionId].filter((id): id is string => id !== null))
         const eventTime = new Date(request.eventTime)
         const drafts: Array<Omit<NewMemory, "embedding" | "embedder">> = []
         for (const [index, chunk] of chunks.entries()) {

@@ -36,9 +36,14 @@ eachProfile("entities and graph", (it) => {
       yield* record("Melanie met caroline in Lisbon in May.", { timestamp: "2024-03-10T10:00:00Z", user_id: "user_8812" })
       yield* record("I visited user_8812 yesterday.", { timestamp: "2024-03-11T10:00:00Z", user_id: "user_8812" })
 
+      // A user whose id is her name is the person her facts name: an entity of the graph.
+      yield* record("I'm allergic to peanuts.", { timestamp: "2024-03-12T10:00:00Z", user_id: "marta" })
+      yield* record("My sister lives in Lisbon.", { timestamp: "2024-03-13T10:00:00Z", user_id: "marta" })
+
       const list = yield* entities
       const names = list.items.map((e: { name: string }) => e.name)
       expect(names.filter((n: string) => n.toLowerCase().startsWith("caroline"))).toEqual(["Caroline"])
+      expect(byName(list.items, "Marta")).toMatchObject({ mention_count: 2, first_seen: "2024-03-12T10:00:00.000Z" })
       for (const notEntity of ["From", "Monday", "May", "user_8812"]) expect(names).not.toContain(notEntity)
       expect(list).toMatchObject({ total: list.items.length, limit: 100, offset: 0 })
       const caroline = byName(list.items, "Caroline")

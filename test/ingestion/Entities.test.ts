@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { entityKey, extractEntities } from "../../src/ingestion/Entities.ts"
+import { entityKey, extractEntities, opaqueIds } from "../../src/ingestion/Entities.ts"
 import { extractLocal } from "../../src/ingestion/Extractor.ts"
 import { canonicalEntities, entityId } from "../../services/store/EntityRows.ts"
 
@@ -60,11 +60,20 @@ describe("entities", () => {
     expect(person!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Gina", "Oslo"]))
   })
 
-  it("scope ids are never entities, even when the first person is rewritten to them", () => {
-    expect(names("Yesterday Priya met user_42 in Oslo.", ["user_42"])).toEqual(["Oslo", "Priya"])
-    const [memory] = extractLocal({ content: "I moved to Oslo with Tom.", eventTime: new Date(), speaker: "Ulla", scopeIds: ["Ulla"] })
+  it("scope ids that are identifiers or roles are never entities; one that is a name is, where the text names it", () => {
+    expect(names("Yesterday Priya met user_42 in Oslo.", opaqueIds(["user_42"]))).toEqual(["Oslo", "Priya"])
+    const [memory] = extractLocal({ content: "I moved to Oslo with Tom.", eventTime: new Date(), speaker: "u-7731", scopeIds: ["u-7731"] })
     expect(memory!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Oslo", "Tom"]))
-    expect(memory!.entities.map((e) => e.name)).not.toContain("Ulla")
+    expect(memory!.entities.map((e) => e.name)).not.toContain("u-7731")
+    // A user whose id is her name: her facts are rewritten to name her, and she is their entity (the graph shows her).
+    for (const id of ["marta", "Marta"]) {
+      const [fact] = extractLocal({ content: "I'm allergic to peanuts.", eventTime: new Date(), speaker: id, scopeIds: [id] })
+      expect(fact!.text).toBe("Marta is allergic to peanuts.")
+      expect(fact!.entities.map((e) => e.name)).toEqual(["Marta"])
+    }
+    const [told] = extractLocal({ content: "Marta is allergic to shellfish.", eventTime: new Date(), scopeIds: ["marta"] })
+    expect(told!.entities.map((e) => e.name)).toEqual(["Marta"])
+    expect(opaqueIds(["user", "Assistant", "session-9", "ana.lima@example.com", "Ana Lima", "José"])).toEqual(["user", "Assistant", "session-9", "ana.lima@example.com"])
     // A name written before the turn is the speaker, and an entity.
     const [turn] = extractLocal({ content: "Gina: I opened a store in Lisbon.", eventTime: new Date(), scopeIds: ["u-1"] })
     expect(turn!.entities.map((e) => e.name)).toEqual(expect.arrayContaining(["Gina", "Lisbon"]))
