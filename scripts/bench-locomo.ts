@@ -21,6 +21,9 @@ const server = await startBenchServer({ CONSOLIDATION: consolidate ? "on" : "off
 const meter = new RecallMeter()
 const BUDGET = 1000
 const budgeted = { raw: 0, consolidated: 0, questions: 0 }
+/** The dev file's two halves (conversations 0-2 and 3-4, or the first three and the rest): recall must hold on both. */
+const halves = [new RecallMeter(), new RecallMeter()]
+const halfBudgeted = [{ raw: 0, consolidated: 0, questions: 0 }, { raw: 0, consolidated: 0, questions: 0 }]
 let consolidationMs = 0
 let notes = 0
 const latencies: Array<number> = []
@@ -78,7 +81,10 @@ try {
       const t = performance.now()
       const reply = await server.call("POST", "/v1/retrieve", { space_id: spaceId, query: q.question, limit: 20, memory_type: ["fact"] })
       latencies.push(performance.now() - t)
-      meter.add(q.category, q.evidence, reply.results.map((r: any) => String(r.metadata?.dia_id ?? "")))
+      const found = reply.results.map((r: any) => String(r.metadata?.dia_id ?? ""))
+      meter.add(q.category, q.evidence, found)
+      const half = n < 3 ? 0 : 1
+      halves[half]!.add(q.category, q.evidence, found)
       if (!consolidate) continue
       const block = (extra: Record<string, unknown>) =>
         server.call("POST", "/v1/retrieve", { space_id: spaceId, query: q.question, limit: 100, format: "block", context_max_tokens: BUDGET, ...extra })
@@ -86,9 +92,13 @@ try {
         const seen = new Set(results.flatMap((r: any) => diaIds.get(r.memory_id) ?? []))
         return q.evidence.filter((id) => seen.has(id)).length / q.evidence.length
       }
-      budgeted.raw += covered((await block({ memory_type: ["fact"], prefer_observations: false })).results)
-      budgeted.consolidated += covered((await block({})).results)
-      budgeted.questions++
+      const raw = covered((await block({ memory_type: ["fact"], prefer_observations: false })).results)
+      const consolidated = covered((await block({})).results)
+      for (const tally of [budgeted, halfBudgeted[half]!]) {
+        tally.raw += raw
+        tally.consolidated += consolidated
+        tally.questions++
+      }
     }
     if (!asJson) console.error(`conversation ${n + 1}/${conversations.length}: ${conversation.turns.length} turns, ${conversation.questions.length} questions`)
   }
@@ -106,6 +116,20 @@ const summary = {
   retrieve_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
   retrieve_p95_ms: Number(percentile(latencies, 95).toFixed(1)),
   questions: overall.questions,
+  halves: halves.map((half, i) => {
+    const mean = RecallMeter.mean(half.overall)
+    return {
+      conversations: i === 0 ? "0-2" : "3-",
+      recall_at_10: Number(mean.recall_at_10.toFixed(4)),
+      recall_at_20: Number(mean.recall_at_20.toFixed(4)),
+      ...(consolidate
+        ? {
+          budgeted_recall_raw: Number((halfBudgeted[i]!.raw / Math.max(1, halfBudgeted[i]!.questions)).toFixed(4)),
+          budgeted_recall_consolidated: Number((halfBudgeted[i]!.consolidated / Math.max(1, halfBudgeted[i]!.questions)).toFixed(4))
+        }
+        : {})
+    }
+  }),
   ...(consolidate
     ? {
       budgeted_recall_raw: Number((budgeted.raw / budgeted.questions).toFixed(4)),
@@ -120,6 +144,12 @@ console.log(
   `ingest: ${summary.ingest_per_s} turns/s acknowledged, ${summary.ingest_stored_per_s} turns/s stored and indexed; ` +
     `retrieve p50 ${summary.retrieve_p50_ms} ms, p95 ${summary.retrieve_p95_ms} ms`
 )
+for (const half of summary.halves) {
+  console.log(
+    `conversations ${half.conversations}: R@10 ${half.recall_at_10}, R@20 ${half.recall_at_20}` +
+      ("budgeted_recall_raw" in half ? `; within a ${BUDGET}-token block raw ${half.budgeted_recall_raw}, consolidated ${half.budgeted_recall_consolidated}` : "")
+  )
+}
 if (consolidate) {
   console.log(
     `evidence recall within a ${BUDGET}-token block: raw facts ${summary.budgeted_recall_raw}, ` +

@@ -88,6 +88,13 @@ export interface HybridQuery {
   readonly candidateCap?: number | undefined
   /** Narrows the active memories a query may return (given each one's id and slot); undefined admits them all. */
   readonly eligible?: ((id: string, slot: number) => boolean) | undefined
+  /**
+   * Memories ranked apart (a space's notes beside its facts): they take no
+   * place in the others' candidates nor in the statistics their scores are
+   * normalised by, so the others rank as they would without them; the best
+   * of them join after, scored on the same scale.
+   */
+  readonly apart?: ((slot: number) => boolean) | undefined
 }
 
 export interface RankedHit {
@@ -730,7 +737,7 @@ export class HybridIndex {
    * Weighted, z-normalised soft-match scores of the pool (a bounded candidate
    * set); a memory outside it scores as the pool's worst.
    */
-  private softScores(text: string, pool: ReadonlyArray<number>): (slot: number) => number {
+  private softScores(text: string, pool: ReadonlyArray<number>, apart: ReadonlyArray<number> = []): (slot: number) => number {
     const matcher = this.wordVectors !== undefined && WEIGHTS.soft !== 0
       ? SoftMatcher.forQuery(this.wordVectors, text, (word) => this.bm25.idf(this.lexicon.termIdOf(stem(word))))
       : undefined
@@ -744,6 +751,8 @@ export class HybridIndex {
       scores.set(slot, score)
       floor = Math.min(floor, score)
     })
+    // Memories ranked apart are scored on the pool's scale, and leave its floor alone.
+    for (const slot of apart) scores.set(slot, WEIGHTS.soft * z(this.softScoreOf(slot, matcher)))
     return (slot) => scores.get(slot) ?? floor
   }
 
@@ -757,22 +766,39 @@ export class HybridIndex {
         return id !== undefined && filter(id, slot)
       }
     )
-    const eligible = admit ?? (() => true)
+    const apart = query.apart
+    const admitMain = apart === undefined ? admit : (slot: number) => !apart(slot) && (admit === undefined || admit(slot))
+    const eligible = admitMain ?? (() => true)
     const keyword = this.bm25.score(
       terms(query.text).flatMap((term) => this.lexicon.termIdOf(term) ?? []),
       admit
     )
     // The best `cap` by score, ties in the order BM25 reached them (a stable sort's order).
     const keywordBest = new TopK(Math.max(cap, 0))
+    const apartKeywordBest = new TopK(apart === undefined ? 0 : Math.max(cap, 0))
     for (let i = 0; i < keyword.count; i++) {
       const slot = keyword.slots[i]!
       const score = keyword.of(slot)
-      if (keywordBest.wouldKeep(score)) keywordBest.offer(slot, score)
+      const best = apart !== undefined && apart(slot) ? apartKeywordBest : keywordBest
+      if (best.wouldKeep(score)) best.offer(slot, score)
     }
     const keywordTop = keywordBest.entries()
-    const scan = query.vector ? this.vectors.scan(query.vector, cap, admit) : undefined
+    const scans = query.vector === undefined
+      ? undefined
+      : this.vectors.scanApart(
+        query.vector,
+        apart === undefined
+          ? [{ k: cap, admit }]
+          : [{ k: cap, admit: admitMain }, { k: cap, admit: (slot: number) => apart(slot) && (admit === undefined || admit(slot)) }]
+      )
+    const scan = scans?.[0]
     const vectorTop = scan?.top ?? []
-    const pool = [...new Set<number>([...keywordTop.map(([s]) => s), ...vectorTop.map(([s]) => s)])]
+    let pool = [...new Set<number>([...keywordTop.map(([s]) => s), ...vectorTop.map(([s]) => s)])]
+    let apartPool = apart === undefined
+      ? []
+      : [...new Set<number>([...apartKeywordBest.entries().map(([s]) => s), ...(scans?.[1]?.top ?? []).map(([s]) => s)])]
+    // Nothing else to rank: those apart are the pool (and its statistics).
+    if (pool.length === 0) [pool, apartPool] = [apartPool, []]
     if (pool.length === 0) return []
 
     const useVector = scan !== undefined && this.vectors.dimensions > 0
@@ -798,7 +824,7 @@ export class HybridIndex {
         }
       }
     }
-    const softOf = this.softScores(query.text, pool)
+    const softOf = this.softScores(query.text, pool, apartPool)
     const fused = new Map<number, number>()
     const fusedOf = (slot: number) => {
       let value = fused.get(slot)
@@ -806,6 +832,13 @@ export class HybridIndex {
       return value
     }
     for (const slot of pool) fusedOf(slot)
+    // Scored on the pool's scale (its statistics were taken above, without them).
+    for (const slot of apartPool) {
+      if (!fused.has(slot)) {
+        fusedOf(slot)
+        pool.push(slot)
+      }
+    }
 
     const boosts = new Map<number, number>()
     if (query.mode === "accurate") {

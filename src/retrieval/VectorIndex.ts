@@ -129,28 +129,36 @@ export class VectorIndex {
    * admitted when `admit` is undefined), with exact similarities.
    */
   scan(query: Float32Array, k: number, admit?: (slot: number) => boolean): VectorScan {
+    return this.scanApart(query, [{ k, admit }])[0]!
+  }
+
+  /**
+   * The `k` best slots of each of several admitted sets, from one pass over
+   * the vectors (a recall that ranks notes apart from facts reads them once).
+   */
+  scanApart(query: Float32Array, sets: ReadonlyArray<{ readonly k: number; readonly admit?: ((slot: number) => boolean) | undefined }>): Array<VectorScan> {
     const store = this.store
-    if (query.length !== this.dims || this.dims === 0 || store === undefined) return { top: [], similarity: () => 0 }
+    if (query.length !== this.dims || this.dims === 0 || store === undefined) return sets.map(() => ({ top: [], similarity: () => 0 }))
     const { extent, present } = this
     const approximate = store.approximate(query, extent)
-    const wanted = Math.max(k, 0)
-    const candidates = new TopK(wanted + margin(wanted))
-    for (let slot = 0; slot < extent; slot++) {
-      if (present[slot] !== 1) continue
-      const value = approximate[slot]!
-      if (candidates.wouldKeep(value) && (admit === undefined || admit(slot))) candidates.offer(slot, value)
-    }
     const exact = new Map<number, number>()
-    const best = new TopK(wanted)
-    // In slot order, so that equal similarities keep the lower slot first.
-    for (const [slot] of [...candidates.entries()].sort((a, b) => a[0] - b[0])) {
-      const value = this.similarity(slot, query)
-      exact.set(slot, value)
-      best.offer(slot, value)
+    const similarity = (slot: number) => {
+      let value = exact.get(slot)
+      if (value === undefined) exact.set(slot, (value = this.similarity(slot, query)))
+      return value
     }
-    return {
-      top: best.entries(),
-      similarity: (slot) => exact.get(slot) ?? this.similarity(slot, query)
-    }
+    return sets.map(({ admit, k }) => {
+      const wanted = Math.max(k, 0)
+      const candidates = new TopK(wanted + margin(wanted))
+      for (let slot = 0; slot < extent; slot++) {
+        if (present[slot] !== 1) continue
+        const value = approximate[slot]!
+        if (candidates.wouldKeep(value) && (admit === undefined || admit(slot))) candidates.offer(slot, value)
+      }
+      const best = new TopK(wanted)
+      // In slot order, so that equal similarities keep the lower slot first.
+      for (const [slot] of [...candidates.entries()].sort((a, b) => a[0] - b[0])) best.offer(slot, similarity(slot))
+      return { top: best.entries(), similarity }
+    })
   }
 }

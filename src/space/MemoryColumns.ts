@@ -246,6 +246,12 @@ export class MemoryColumns {
     return this.missingTexts === 0
   }
 
+  /** A slot's text; undefined for a free slot or one whose texts are still being read. */
+  text(slot: number): string | undefined {
+    const handle = this.textHandles[slot]
+    return handle === undefined || handle === MISSING || this.ids[slot] === undefined ? undefined : this.arena.get(handle)
+  }
+
   hasText(slot: number) {
     return this.ids[slot] !== undefined && this.textHandles[slot] !== MISSING
   }

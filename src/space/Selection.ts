@@ -72,34 +72,73 @@ export interface Scored {
 
 /**
  * Of the ranked memories, the ones returned. With `preferObservations`, a
- * fact behind a note the recall may see is replaced by that note, which takes
- * the place of its best-ranked fact (a note is recalled where its evidence
- * is); the facts are reported as `dedup`, naming the note.
+ * ranked note (or experience, or summary) stands in for the facts behind it only when it
+ * serves the query at least as well: it ranks at or above each of them for
+ * this query, and it gives at least as much score per token as they do
+ * together (a fact ranked below the candidates counts at the lowest
+ * candidate's score). The facts it stands in for are reported as `dedup`,
+ * naming the note and why; otherwise the facts keep their places and the
+ * note, which would only say them again in more words, is the one reported
+ * as `dedup`. A fact is never dropped for a note that ranks below it.
  */
 export const select = (
   ranked: ReadonlyArray<Scored>,
   /** A ranked memory's type. */
   typeOf: (id: string) => Memory["type"] | undefined,
   recall: Recall,
-  /** The note (or other synthesis) a fact is behind, when the recall may see it. */
-  coveringNote: (factId: string) => Pick<Memory, "id"> | undefined = () => undefined
+  /** The facts a synthesis was made from, those still there; undefined for a fact. */
+  sourcesOf: (id: string) => ReadonlyArray<string> | undefined = () => undefined,
+  /** A memory's length in tokens, when known (a space still reading its texts after a wake does not know it). */
+  tokensOf: (id: string) => number | undefined = () => undefined
 ): { included: ReadonlyArray<Scored>; excluded: ReadonlyArray<Exclusion> } => {
   const excluded: Array<Exclusion> = []
   let kept: ReadonlyArray<Scored> = ranked
-  if (recall.preferObservations) {
+  // Only where the recall may return facts: a recall of notes alone has nothing to weigh them against.
+  const factsSeen = recall.memoryTypes === null || recall.memoryTypes.length === 0 || recall.memoryTypes.includes("fact")
+  if (recall.preferObservations && factsSeen) {
+    const scoreOf = new Map<string, number>()
+    let floor = Number.POSITIVE_INFINITY
+    for (const hit of ranked) {
+      if (!scoreOf.has(hit.id)) scoreOf.set(hit.id, hit.score)
+      floor = Math.min(floor, hit.score)
+    }
+    const dropped = new Set<string>()
+    for (const hit of ranked) {
+      if (dropped.has(hit.id) || typeOf(hit.id) === "fact") continue
+      const sources = sourcesOf(hit.id)
+      if (sources === undefined || sources.length === 0) continue
+      const rankedFacts = sources.filter((id) => scoreOf.has(id) && !dropped.has(id))
+      const best = rankedFacts.reduce((max, id) => Math.max(max, scoreOf.get(id)!), Number.NEGATIVE_INFINITY)
+      const noteTokens = tokensOf(hit.id)
+      const factTokens = sources.reduce((sum, id) => sum + (tokensOf(id) ?? Number.NaN), 0)
+      const factScore = sources.reduce((sum, id) => sum + (scoreOf.get(id) ?? floor), 0)
+      const measured = noteTokens !== undefined && !Number.isNaN(factTokens) && factTokens > 0
+      const ranks = hit.score >= best
+      // Per token: the note's score over its length against its facts' over theirs (unknown lengths: the ranks decide).
+      const denser = !measured || hit.score * factTokens >= factScore * noteTokens
+      const lengths = measured ? ` in ${noteTokens} tokens for the ${factTokens} of its ${sources.length} facts` : ""
+      if (ranks && denser) {
+        const why = rankedFacts.length === 0 ? "" : `covered by ${hit.id}, which ranks at or above it (score ${hit.score.toFixed(4)} against ` +
+          `${best.toFixed(4)})${lengths}`
+        for (const id of rankedFacts) {
+          dropped.add(id)
+          excluded.push({ memory_id: id, reason: "dedup", detail: why })
+        }
+      } else {
+        dropped.add(hit.id)
+        excluded.push({
+          memory_id: hit.id,
+          reason: "dedup",
+          detail: ranks
+            ? `its ${sources.length} facts serve this query better per token (score ${hit.score.toFixed(4)}${lengths})`
+            : `its facts rank above it for this query (score ${hit.score.toFixed(4)} against ${best.toFixed(4)})`
+        })
+      }
+    }
     const placed = new Set<string>()
     const out: Array<Scored> = []
     for (const hit of ranked) {
-      const note = typeOf(hit.id) === "fact" ? coveringNote(hit.id) : undefined
-      if (note !== undefined) {
-        excluded.push({ memory_id: hit.id, reason: "dedup", detail: `covered by ${note.id}` })
-        if (!placed.has(note.id)) {
-          placed.add(note.id)
-          out.push({ id: note.id, score: hit.score })
-        }
-        continue
-      }
-      if (placed.has(hit.id)) continue
+      if (dropped.has(hit.id) || placed.has(hit.id)) continue
       placed.add(hit.id)
       out.push(hit)
     }

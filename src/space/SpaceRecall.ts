@@ -13,7 +13,7 @@ import type { Recall, RecallResult } from "../domain/SpaceProtocol.ts"
 import type { EmbedderShape } from "../../services/embedder/Embedder.ts"
 import { estimateTokens } from "../../services/llm/Provider.ts"
 import { engineExclusions } from "./EngineStages.ts"
-import { narrowing, select } from "./Selection.ts"
+import { select } from "./Selection.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import { unavailable } from "./WritePreparation.ts"
 
@@ -63,9 +63,10 @@ export const makeRecall = (deps: {
       // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
       const hits = currentFirst(rank(recall.mode, recall.full ? cap + 50 : cap), state)
       const considered = hits.slice(0, cap)
-      const narrow = narrowing(recall)
-      const selection = select(considered, (id) => state.meta(id)?.type, recall, (factId) =>
-        state.coveringNote(factId, (note) => narrow === undefined || narrow(note)))
+      const selection = select(considered, (id) => state.meta(id)?.type, recall, (id) => state.sourcesOf(id), (id) => {
+        const text = state.textOf(id)
+        return text === undefined ? undefined : estimateTokens(text)
+      })
       const included = selection.included
       const excluded = recall.full
         ? engineExclusions({

@@ -66,6 +66,11 @@ class Members {
     }
   }
 
+  /** Whether any key holds an id. */
+  get empty() {
+    return this.byKey.size === 0
+  }
+
   get(key: string): ReadonlyArray<string> {
     const held = this.byKey.get(key)
     return held === undefined ? [] : typeof held === "string" ? [held] : [...held]
@@ -163,6 +168,12 @@ export class SpaceState {
     return this.columns.record(slot, vector === undefined ? null : Buffer.from(vectorToBytes(vector)))
   }
 
+  /** A memory's text, while the space holds it (not while a woken space is still reading its texts). */
+  textOf(id: string): string | undefined {
+    const slot = this.index.slot(id)
+    return slot === undefined ? undefined : this.columns.text(slot)
+  }
+
   /** The memory without its texts (type, state, scope, tags, times, sources). */
   meta(id: string): MemoryMeta | undefined {
     const slot = this.index.slot(id)
@@ -224,6 +235,13 @@ export class SpaceState {
   /** The memories a recall may see (the index keeps retired ones out), ranked. */
   rank(recall: Recall, vector: Float32Array | undefined, mode: "fast" | "accurate", limit: number): ReadonlyArray<RankedHit> {
     const narrow = narrowing(recall)
+    // Notes beside the facts they were made from: ranked apart, so that the facts rank as they would alone and a
+    // note only stands in for them where it serves the query better (Selection.select).
+    const types = recall.memoryTypes
+    const both = types === null || types.length === 0 || (types.includes("fact") && types.some((t) => t !== "fact"))
+    const apart = recall.preferObservations && both && !this.builtOn.empty
+      ? (slot: number) => this.columns.typeAt(slot) !== "fact"
+      : undefined
     return this.index.search({
       text: recall.query,
       vector,
@@ -233,7 +251,8 @@ export class SpaceState {
       eligible: narrow === undefined ? undefined : (_id, slot) => {
         const meta = this.columns.meta(slot)
         return meta !== undefined && narrow(meta)
-      }
+      },
+      apart
     })
   }
 
@@ -305,13 +324,21 @@ export class SpaceState {
     return this.documents.get(documentId)
   }
 
-  /** The note or experience a fact is behind, if any is active and `admits` it. */
-  coveringNote(factId: string, admits: (memory: MemoryMeta) => boolean): MemoryMeta | undefined {
-    for (const id of this.builtOn.get(factId)) {
-      const memory = this.meta(id)
-      if (memory && (memory.type === "note" || memory.type === "experience") && memory.state === "active" && admits(memory)) return memory
+  /** The active facts a synthesis was made from (a summary's through its notes); undefined for a fact. */
+  sourcesOf(id: string): ReadonlyArray<string> | undefined {
+    const memory = this.meta(id)
+    if (memory === undefined || memory.type === "fact" || memory.sourceIds.length === 0) return undefined
+    const facts = new Set<string>()
+    const visit = (ids: ReadonlyArray<string>, depth: number) => {
+      for (const source of ids) {
+        const found = this.meta(source)
+        if (found === undefined || found.state !== "active") continue
+        if (found.type === "fact") facts.add(source)
+        else if (depth < 3) visit(found.sourceIds, depth + 1)
+      }
     }
-    return undefined
+    visit(memory.sourceIds, 0)
+    return [...facts]
   }
 
   /** The syntheses built on any of `ids`, and the summaries built on those. */
