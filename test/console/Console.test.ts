@@ -152,6 +152,22 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       const recall = yield* call("POST", "/v1/retrieve", { token: owner.token, json: { space_id: spaceId, query: "Priya cat Miso" } })
       expect(recall.body.results.map((r: { memory_id: string }) => r.memory_id)).not.toContain(memoryId)
 
+      // A written question is kept in state question: listed under that state, and made active from its page.
+      const asked = yield* call("POST", "/v1/record", { token: secret, json: { space_id: spaceId, content: "What does Priya do on weekends?" } })
+      const askedId: string = asked.body.memories[0].memory_id
+      yield* ui(() => page.getByLabel("Search", { exact: true }).fill(""))
+      yield* ui(() => page.getByLabel("Tags", { exact: true }).fill(""))
+      yield* ui(() => page.getByLabel("State", { exact: true }).selectOption("question"))
+      yield* ui(() => page.getByRole("button", { name: "Search" }).click())
+      const questionRow = page.locator("table.memories tbody tr", { hasText: "What does Priya do on weekends?" })
+      yield* ui(() => questionRow.waitFor())
+      expect(yield* ui(() => page.locator("table.memories tbody tr").count())).toBe(1)
+      yield* ui(() => questionRow.getByRole("link", { name: /Open memory/ }).click())
+      yield* ui(() => page.getByRole("button", { name: "Make active" }).click())
+      yield* ui(() => page.getByRole("button", { name: "Retire" }).waitFor())
+      const promoted = yield* call("GET", `/v1/spaces/${spaceId}/memories?ids=${askedId}&state=all`, { token: owner.token })
+      expect(promoted.body.items[0].state).toBe("active")
+
       // The playground: ranked memories with scores, and the receipt's reasons for the rest.
       yield* ui(() => page.getByRole("link", { name: "Playground", exact: true }).click())
       yield* ui(() => page.getByRole("heading", { name: "Retrieve playground" }).waitFor())

@@ -4,7 +4,7 @@ import { failed } from "./failed.ts"
 import { memoriesById, spaceHeader } from "./spaceNav.ts"
 
 const TYPES = ["", "fact", "note", "experience", "summary"]
-const STATES = ["active", "retired", "all"]
+const STATES = ["active", "retired", "question", "all"]
 
 interface Filters {
   readonly q: string
@@ -26,7 +26,9 @@ const detail = async (spaceId: string, memoryId: string, refresh: () => void) =>
   const [found, history] = await Promise.all([memoriesById(spaceId, [memoryId]), api("GET", `${base}/history`)])
   const memory = found.get(memoryId)
   if (memory === undefined) throw new ApiError(404, "not_found", `memory ${memoryId} not found`)
-  const retired = str(memory, "state") === "retired"
+  const state = str(memory, "state")
+  // A retired memory is restored; a written question (kept, never recalled) can be made an ordinary memory.
+  const inactive = state === "retired" || state === "question"
   const text = h("textarea", { name: "text", rows: 3 }, str(memory, "text"))
   const form = h("form", { "aria-label": "Edit the memory" }, field("Text", text), h("button", { type: "submit" }, "Save"))
   form.addEventListener("submit", async (event) => {
@@ -40,12 +42,12 @@ const detail = async (spaceId: string, memoryId: string, refresh: () => void) =>
   const toggle = h("button", {
     type: "button",
     onclick: async () => {
-      await api("PATCH", base, { state: retired ? "active" : "retired" }).then(() => {
-        announce(retired ? "Memory restored." : "Memory retired.")
+      await api("PATCH", base, { state: inactive ? "active" : "retired" }).then(() => {
+        announce(inactive ? "Memory made active." : "Memory retired.")
         refresh()
       }, failed)
     }
-  }, retired ? "Restore" : "Retire")
+  }, state === "retired" ? "Restore" : state === "question" ? "Make active" : "Retire")
   return h("section", { class: "card", "aria-labelledby": "memory-title", id: "memory-detail" },
     h("h2", { id: "memory-title" }, `Memory ${memoryId}`),
     h("p", {}, `${str(memory, "type")} · ${str(memory, "state")} · ${formatDate(str(memory, "date"))}`),
