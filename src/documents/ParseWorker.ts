@@ -8,9 +8,12 @@ import { Cause, Effect, Exit, Schema } from "effect"
 import { parentPort } from "node:worker_threads"
 import { parseDocument } from "./Parsers.ts"
 import { ParseRequest, type WorkerMessage } from "./ParseProtocol.ts"
+import { lowerThisThread } from "../../services/ThreadPriority.ts"
 
 const port = parentPort
 if (port === null) throw new Error("ParseWorker.ts runs only as a worker thread")
+// Requests first: this thread takes the cores the main thread leaves (services/ThreadPriority.ts).
+lowerThisThread()
 
 const post = (message: WorkerMessage) => port.postMessage(message)
 

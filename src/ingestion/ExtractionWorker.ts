@@ -9,9 +9,12 @@ import { Schema } from "effect"
 import { parentPort } from "node:worker_threads"
 import { ExtractionRequest, type ExtractionOutcome, type ExtractionReply } from "./ExtractionProtocol.ts"
 import { extractLocal, type ExtractionInput, extractVerbatim } from "./Extractor.ts"
+import { lowerThisThread } from "../../services/ThreadPriority.ts"
 
 const port = parentPort
 if (port === null) throw new Error("ExtractionWorker.ts runs only as a worker thread")
+// Requests first: this thread takes the cores the main thread leaves (services/ThreadPriority.ts).
+lowerThisThread()
 
 const post = (message: ExtractionReply) => port.postMessage(message)
 
