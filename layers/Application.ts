@@ -47,6 +47,7 @@ import { LedgerRepo } from "../services/store/LedgerRepo.ts"
 import { ExportRepo } from "../services/store/ExportRepo.ts"
 import { ImportRepo } from "../services/store/ImportRepo.ts"
 import { PortabilityRepo } from "../services/store/PortabilityRepo.ts"
+import { OperationsRepo } from "../services/store/OperationsRepo.ts"
 
 /**
  * The Space entity registered on the cluster, the singleton that wakes spaces
@@ -99,7 +100,9 @@ export const Services = Layer.mergeAll(
   Feedback.Default,
   UsageReports.Default,
   Billing.Default,
-  ReadPriority.Default
+  ReadPriority.Default,
+  // The store's gauges the metrics server reads (METRICS_PORT).
+  OperationsRepo.Default
 )
 
 export const Application = Layer.merge(Services, Entities)

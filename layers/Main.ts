@@ -7,8 +7,10 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
+import { guardConnection } from "../src/http/BodyGuard.ts"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { HttpLive } from "../src/http/HttpLive.ts"
+import { MetricsApp } from "../src/http/MetricsRoute.ts"
 import { Application } from "./Application.ts"
 import { Cache, describeCache } from "./Cache.ts"
 import * as Embedded from "./Embedded.ts"
@@ -27,9 +29,9 @@ export const StoreAndCache = Layer.unwrapEffect(
   Effect.map(isServer, (server) => Layer.merge(server ? Server.Store : Embedded.Store, Cache))
 )
 
-/** The store and the configured embedder: what `engram reembed` needs. */
+/** The store, the cache and the configured embedder: what `engram reembed` needs. */
 export const StoreAndEmbedder = Layer.unwrapEffect(
-  Effect.map(isServer, (server) => Layer.merge(server ? Server.Store : Embedded.Store, Embedder))
+  Effect.map(isServer, (server) => Layer.mergeAll(server ? Server.Store : Embedded.Store, Embedder, Cache))
 )
 
 /** Everything but HTTP. */
@@ -51,14 +53,29 @@ const Announce = Layer.effectDiscard(
 )
 
 const Http = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+  Effect.map(AppConfig, (config) =>
+    NodeHttpServer.layer(() => {
+      // Headers must arrive within 20 s; a body slower than the minimum rate is cut off with 408 (BodyGuard.ts).
+      const server = createServer({ headersTimeout: 20_000 })
+      server.on("request", guardConnection)
+      return server
+    }, { port: config.port, host: config.host }))
+)
+
+/** `GET /metrics` on HOST:METRICS_PORT, a server of its own, when METRICS_PORT is set. */
+const Metrics = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.match(config.metricsPort, {
+      onNone: () => Layer.empty,
+      onSome: (port) => MetricsApp.pipe(Layer.provide(NodeHttpServer.layer(createServer, { port, host: config.host })))
+    }))
 )
 
 /**
  * The port opens only once the store is migrated and the services are built:
  * a listening socket with no handler yet would accept requests and never answer.
  */
-export const Serve = Layer.mergeAll(HttpLive, Announce).pipe(
+export const Serve = Layer.mergeAll(HttpLive, Announce, Metrics).pipe(
   Layer.provide(Http.pipe(Layer.provideMerge(Runtime))),
   Layer.provide(Tracing),
   Layer.provide(Logging)

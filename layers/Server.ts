@@ -7,6 +7,7 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { layerPostgres } from "../services/store/Database.ts"
+import * as Maintenance from "../services/store/Maintenance.ts"
 import * as Migrations from "../services/store/Migrations.ts"
 import * as SnapshotStore from "../services/store/SnapshotStore.ts"
 import * as Statistics from "../services/store/Statistics.ts"
@@ -29,7 +30,9 @@ export const Store = Layer.unwrapEffect(
     if (Option.isNone(databaseUrl)) return yield* new StartupError({ message: "the server profile needs DATABASE_URL" })
     const url = databaseUrl.value
     // Statistics as tables grow, ahead of autovacuum's first visit to a new database.
-    return Statistics.layer().pipe(
+    // Erased text is vacuumed out within seconds, not whenever autovacuum comes (Maintenance.ts).
+    return Maintenance.serverLayer.pipe(
+      Layer.provideMerge(Statistics.layer()),
       // Snapshots of space indexes in the shared store: whichever node a space moves to reads them.
       Layer.merge(SnapshotStore.layerStore),
       Layer.provideMerge(Migrations.layer),

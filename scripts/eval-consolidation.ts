@@ -26,7 +26,7 @@ import type { IndexedMemory } from "../src/domain/Memory.ts"
 import type { Recall } from "../src/domain/SpaceProtocol.ts"
 import { extractLocal } from "../src/ingestion/Extractor.ts"
 import { type LocomoConversation, parseLocomo } from "../src/retrieval/LocomoEval.ts"
-import { renderBlock } from "../src/space/MemoryService.ts"
+import { selectBlock } from "../src/space/MemoryService.ts"
 import { RUN_FACTS } from "../src/space/ConsolidationLoop.ts"
 import { makeRecall } from "../src/space/SpaceRecall.ts"
 import { SpaceState } from "../src/space/SpaceState.ts"
@@ -209,7 +209,7 @@ for (const [name, notesOf] of strategies) {
     const recall = makeRecall({ space, state, embedder, fromStore: () => Effect.succeed([]) })
     const covered = (query: string, evidence: ReadonlyArray<string>, consolidated: boolean) => {
       const { results } = Effect.runSync(recall(recallOf(query, consolidated)))
-      const { kept } = renderBlock(results.map((r) => ({ memory_id: r.memory_id, content: r.content })), BUDGET)
+      const { kept } = selectBlock(results.map((r) => ({ memory_id: r.memory_id, content: r.content })), BUDGET)
       const seen = new Set(kept.flatMap((r) => credit(r.memory_id)))
       return evidence.filter((dia) => seen.has(dia)).length / evidence.length
     }

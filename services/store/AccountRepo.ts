@@ -23,6 +23,7 @@ const decodeUserIds = decodeRows(Schema.Struct({ user_id: Schema.String }))
 const decodeEmails = decodeRows(Schema.Struct({ email: Schema.String }))
 const decodeRoles = decodeRows(Schema.Struct({ role: Role }))
 const decodeCount = decodeRows(Schema.Struct({ n: Int8 }))
+const decodeKeyIds = decodeRows(Schema.Struct({ id: Schema.String }))
 const decodeUserOrganizations = decodeRows(Schema.Struct({
   org_id: Schema.String,
   name: Schema.String,
@@ -140,20 +141,28 @@ export class AccountRepo extends Effect.Service<AccountRepo>()("engram/store/Acc
           storeFailure
         ),
 
-      /** Removes a member unless they are the last owner; answers what happened. */
-      removeMember: (orgId: string, userId: string) =>
+      /**
+       * Removes a member unless they are the last owner, or an owner while
+       * `mayRemoveOwner` is false (the remover is neither an owner nor them); their sessions in the
+       * organization end and the API keys they made there are revoked, in the
+       * same transaction. Answers what happened, and the revoked keys' ids.
+       */
+      removeMember: (orgId: string, userId: string, mayRemoveOwner: boolean, now: Date) =>
         Effect.gen(function*() {
           const rows = yield* sql`SELECT role FROM memberships
             WHERE org_id = ${orgId} AND user_id = ${userId} FOR UPDATE`.pipe(Effect.flatMap(decodeRoles))
-          if (rows.length === 0) return "missing" as const
+          if (rows.length === 0) return { outcome: "missing" as const, revokedKeys: [] }
+          if (rows[0]!.role === "owner" && !mayRemoveOwner) return { outcome: "owner_only" as const, revokedKeys: [] }
           if (rows[0]!.role === "owner") {
             const owners = yield* sql`SELECT count(*) AS n FROM memberships
               WHERE org_id = ${orgId} AND role = 'owner'`.pipe(Effect.flatMap(decodeCount))
-            if ((owners[0]?.n ?? 0) <= 1) return "last_owner" as const
+            if ((owners[0]?.n ?? 0) <= 1) return { outcome: "last_owner" as const, revokedKeys: [] }
           }
           yield* sql`DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`
           yield* sql`DELETE FROM sessions WHERE org_id = ${orgId} AND user_id = ${userId}`
-          return "removed" as const
+          const revoked = yield* sql`UPDATE api_keys SET revoked_at = ${now}
+            WHERE org_id = ${orgId} AND created_by = ${userId} AND revoked_at IS NULL RETURNING id`.pipe(Effect.flatMap(decodeKeyIds))
+          return { outcome: "removed" as const, revokedKeys: revoked.map((row) => row.id) }
         }).pipe(sql.withTransaction, storeFailure)
     }
   })

@@ -9,6 +9,7 @@ import type { SpaceRef } from "../../src/domain/Ids.ts"
 import type { DocumentListQuery, DocumentRecord } from "../../src/domain/Documents.ts"
 import { Bytea, decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
+import { noteErasure } from "./Erasures.ts"
 
 export const PART_BYTES = 1024 * 1024
 
@@ -52,6 +53,7 @@ export class DocumentRepo extends Effect.Service<DocumentRepo>()("engram/store/D
         const conditions = [sql`d.org_id = ${space.orgId}`, sql`d.space_id = ${space.spaceId}`]
         const q = query.q?.trim() ?? ""
         if (q !== "") conditions.push(sql`strpos(lower(d.document_id), ${q.toLowerCase()}) > 0`)
+        if (query.source !== undefined) conditions.push(sql`d.source = ANY(${[...new Set(query.source.split(","))]})`)
         const where = sql.and(conditions)
         return Effect.all({
           documents: sql`SELECT ${columns} FROM documents d WHERE ${where}
@@ -108,7 +110,10 @@ export class DocumentRepo extends Effect.Service<DocumentRepo>()("engram/store/D
         }).pipe(storeFailure),
 
       /** Drops a file's bytes once its job is settled; call inside the transaction that settles it. */
-      dropFile: (jobId: string) => sql`DELETE FROM document_files WHERE job_id = ${jobId}`
+      dropFile: (jobId: string) =>
+        sql`DELETE FROM document_files WHERE job_id = ${jobId} RETURNING 1`.pipe(
+          Effect.flatMap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "uploaded-file"))
+        )
     }
   })
 }) {}

@@ -8,7 +8,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { Conflict } from "../../src/domain/Errors.ts"
-import { InvitationStatus, InvitedRole } from "../../src/domain/InvitationsApi.ts"
+import { InvitationRole, InvitationStatus } from "../../src/domain/InvitationsApi.ts"
 import { decodeRows, Timestamptz } from "./Columns.ts"
 import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
 
@@ -17,7 +17,7 @@ const InvitationRow = Schema.Struct({
   org_id: Schema.String,
   org_name: Schema.String,
   email: Schema.String,
-  role: InvitedRole,
+  role: InvitationRole,
   status: InvitationStatus,
   invited_by: Schema.NullOr(Schema.String),
   created_at: Timestamptz,
@@ -28,7 +28,7 @@ export type InvitationRow = typeof InvitationRow.Type
 
 const decodeInvitations = decodeRows(InvitationRow)
 const decodeIds = decodeRows(Schema.Struct({ id: Schema.String }))
-const decodeGrants = decodeRows(Schema.Struct({ org_id: Schema.String, role: InvitedRole }))
+const decodeGrants = decodeRows(Schema.Struct({ org_id: Schema.String, role: InvitationRole }))
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
@@ -50,7 +50,7 @@ export class InvitationRepo extends Effect.Service<InvitationRepo>()("engram/sto
         id: string
         orgId: string
         email: string
-        role: InvitedRole
+        role: InvitationRole
         invitedBy: string
         now: Date
         expiresAt: Date

@@ -21,6 +21,14 @@ export interface QueuedItem {
   readonly write: Either.Either<WriteItem, string>
   /** When the job was acknowledged: how far behind the queue is. */
   readonly queuedAt: Date
+  /** The span that queued it (its request's trace), when one was recorded. */
+  readonly trace: QueuedTrace | null
+}
+
+/** A span's W3C ids, as a job keeps them. */
+export interface QueuedTrace {
+  readonly traceId: string
+  readonly spanId: string
 }
 
 /** How one queued item ended: stored (with the ids of its memories) or failed. */
@@ -88,7 +96,9 @@ const QueuedRow = Schema.Struct({
   job_id: Schema.String,
   position: Int8,
   request: Schema.Unknown,
-  created_at: Timestamptz
+  created_at: Timestamptz,
+  trace_id: Schema.NullOr(Schema.String),
+  span_id: Schema.NullOr(Schema.String)
 })
 
 const decodeWrite = Schema.decodeUnknownEither(WriteItem)
@@ -105,6 +115,9 @@ const decodeRefresh = Schema.decodeUnknownEither(RefreshRequest)
 const decodeDocument = Schema.decodeUnknownEither(DocumentRequest)
 const decodeProgress = Schema.decodeUnknownOption(DocumentProgress)
 
+const traceOf = (row: typeof QueuedRow.Type): QueuedTrace | null =>
+  row.trace_id !== null && row.span_id !== null ? { traceId: row.trace_id, spanId: row.span_id } : null
+
 const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
   jobId: row.job_id,
   position: row.position,
@@ -112,7 +125,8 @@ const toQueued = (row: typeof QueuedRow.Type): QueuedItem => ({
     decodeWrite(row.request),
     (error) => `the queued write could not be read: ${ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 200)}`
   ),
-  queuedAt: row.created_at
+  queuedAt: row.created_at,
+  trace: traceOf(row)
 })
 
 /** The job's state follows from its items. */
@@ -208,8 +222,10 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
         also: Effect.Effect<unknown, ServiceUnavailable> = Effect.void
       ) =>
         Effect.gen(function*() {
-          yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, created_at, updated_at)
-            VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, ${now}, ${now})`
+          // The caller's span (the request's), which the drain step storing these items links to.
+          const span = Option.getOrNull(yield* Effect.option(Effect.currentSpan))
+          yield* sql`INSERT INTO ingest_jobs (job_id, org_id, space_id, created_at, updated_at, trace_id, span_id)
+            VALUES (${jobId}, ${space.orgId}, ${space.spaceId}, ${now}, ${now}, ${span?.traceId ?? null}, ${span?.spanId ?? null})`
           yield* sql`INSERT INTO ingest_items ${
             sql.insert(writes.map((write, position) => ({
               job_id: jobId,
@@ -243,7 +259,7 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
 
       /** The space's oldest queued writes, in the order they were acknowledged. */
       nextQueued: (space: SpaceRef, limit: number) =>
-        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
+        sql`SELECT i.job_id, i.position, i.request, j.created_at, j.trace_id, j.span_id FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
           WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued' AND j.kind = 'ingest'
           ORDER BY j.created_at, j.job_id, i.position LIMIT ${limit}`.pipe(
@@ -264,14 +280,14 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
 
       /** The space's oldest queued document. */
       nextDocument: (space: SpaceRef) =>
-        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
+        sql`SELECT i.job_id, i.position, i.request, j.created_at, j.trace_id, j.span_id FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
           WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued' AND j.kind = 'document'
           ORDER BY j.created_at, j.job_id LIMIT 1`.pipe(
           Effect.flatMap(decodeQueued),
           Effect.map((rows) =>
             rows.map((row): QueuedDocument => ({
-              item: { jobId: row.job_id, position: row.position, write: Either.left("a document, not a write"), queuedAt: row.created_at },
+              item: { jobId: row.job_id, position: row.position, write: Either.left("a document, not a write"), queuedAt: row.created_at, trace: traceOf(row) },
               request: Either.mapLeft(decodeDocument(row.request), (error) =>
                 `the queued upload could not be read: ${ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 200)}`)
             }))
@@ -289,7 +305,7 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
 
       /** The space's oldest queued model refresh. */
       nextRefresh: (space: SpaceRef) =>
-        sql`SELECT i.job_id, i.position, i.request, j.created_at FROM ingest_items i
+        sql`SELECT i.job_id, i.position, i.request, j.created_at, j.trace_id, j.span_id FROM ingest_items i
           JOIN ingest_jobs j ON j.job_id = i.job_id
           WHERE j.org_id = ${space.orgId} AND j.space_id = ${space.spaceId} AND i.status = 'queued'
             AND j.kind = 'model_refresh'
@@ -297,7 +313,7 @@ export class JobRepo extends Effect.Service<JobRepo>()("engram/store/JobRepo", {
           Effect.flatMap(decodeQueued),
           Effect.map((rows) =>
             rows.map((row): QueuedRefresh => ({
-              item: { jobId: row.job_id, position: row.position, write: Either.left("a refresh, not a write"), queuedAt: row.created_at },
+              item: { jobId: row.job_id, position: row.position, write: Either.left("a refresh, not a write"), queuedAt: row.created_at, trace: traceOf(row) },
               modelId: Either.mapLeft(decodeRefresh(row.request), () => "the queued refresh could not be read").pipe(
                 Either.map((r) => r.modelId)
               )

@@ -22,9 +22,22 @@
  * row's header) is rewritten (VACUUM FULL), and not again until it has grown
  * by a quarter since.
  * Each pass is a span; a failure is logged and the loop goes on.
+ *
+ * Erasure. A vacuum makes a dead row's room reusable, not its bytes
+ * unreadable, and the log keeps what was written until its segment is
+ * removed. So when text was erased (a delete of a memory, document, space,
+ * memory model or uploaded file, an edit of a memory's text: each notes a
+ * request in `store_erasures` in its own transaction), the next pass once
+ * writes pause (or ERASE_WITHIN after the oldest request, writes or not)
+ * rewrites every table whose rows were updated or deleted since the last
+ * erasure pass (VACUUM FULL: new files holding the live rows only, the old
+ * ones truncated, indexes and TOAST rebuilt), then ends the log's segment
+ * (pg_switch_wal) and checkpoints, which removes every older segment
+ * (wal_recycle is off: nothing is kept for reuse). The first pass after a
+ * start, when a request is owed from before it, rewrites every table.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { decodeRows, Int8 } from "./Columns.ts"
 import { StoreGrowth } from "./Statistics.ts"
 
@@ -47,6 +60,9 @@ const FORCED = 5
 /** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
 const SMALL_BYTES = 32 * MB
 
+/** How long an erasure may wait for writes to pause before its pass runs anyway. */
+export const ERASE_WITHIN = Duration.minutes(2)
+
 /** Below this a table is never rewritten: what it could give back is not worth a pause. */
 export const COMPACT_MIN_BYTES = 4 * MB
 /** A file this many times what its live rows need (plus a megabyte) is rewritten. */
@@ -63,6 +79,53 @@ const decodeWal = decodeRows(Schema.Struct({ current: Int8, redo: Int8 }))
 const decodeTables = decodeRows(
   Schema.Struct({ name: Schema.String, live: Int8, dead: Int8, changed: Int8, bytes: Int8, width: Schema.NullOr(Int8) })
 )
+
+const decodeChanges = decodeRows(Schema.Struct({ name: Schema.String, changes: Int8 }))
+const decodePending = decodeRows(Schema.Struct({ last: Schema.NullOr(Int8), waited_ms: Schema.NullOr(Schema.Number) }))
+
+/** Each table's rows updated or deleted since the store opened (single-user statistics start at zero then). */
+const changeCounts = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`SELECT pg_stat_force_next_flush()`
+  const rows = yield* sql`SELECT relname AS name, n_tup_upd + n_tup_del AS changes FROM pg_stat_user_tables
+    WHERE schemaname = 'public' AND relname <> 'store_erasures'`.pipe(Effect.flatMap(decodeChanges))
+  return new Map(rows.map((row) => [row.name, row.changes]))
+})
+
+/**
+ * One look at the erasures owed, and the pass when one is due: what it
+ * rewrote. `since` holds each table's change count at the last erasure pass
+ * (or at a look that found none owed); empty until the first look, when a
+ * request owed rewrites every table.
+ */
+export const eraseOnce = (since: { counts: Map<string, number> | undefined }, quiet: boolean) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // Counted before the requests are read: a change made after this count is in the next pass's difference.
+    const counts = yield* changeCounts
+    const pending = (yield* sql`SELECT max(id) AS last,
+        (extract(epoch FROM clock_timestamp() - min(requested_at)) * 1000)::float8 AS waited_ms
+      FROM store_erasures`.pipe(Effect.flatMap(decodePending)))[0]
+    const last = pending?.last ?? null
+    if (last === null) {
+      since.counts = counts
+      return undefined
+    }
+    if (!quiet && (pending?.waited_ms ?? 0) < Duration.toMillis(ERASE_WITHIN)) return undefined
+    const before = since.counts
+    const tables = [...counts.keys()].filter((name) => before === undefined || (counts.get(name) ?? 0) !== (before.get(name) ?? 0))
+    const started = yield* Clock.currentTimeMillis
+    for (const name of tables) yield* sql`VACUUM FULL ${sql(name)}`
+    const requests = yield* sql`DELETE FROM store_erasures WHERE id <= ${last} RETURNING what`
+    // The log written before now goes: its segment ends here, and the checkpoint removes every segment before it.
+    yield* sql`SELECT pg_switch_wal()`
+    yield* sql`CHECKPOINT`
+    since.counts = counts
+    const erased = { requests: requests.length, tables, ms: (yield* Clock.currentTimeMillis) - started }
+    yield* Effect.annotateCurrentSpan({ erasure_requests: erased.requests, rewritten: tables.join(","), erase_ms: erased.ms })
+    yield* Effect.logInfo(`erased: ${erased.requests} request(s); ${tables.length} table(s) rewritten and the log's older segments removed in ${erased.ms} ms`)
+    return erased
+  }).pipe(Effect.withSpan("Store.erase"))
 
 /** The log's position now and at the last checkpoint's redo point, in bytes. */
 const walPositions = Effect.gen(function*() {
@@ -133,20 +196,81 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
 
 export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const context = yield* Effect.context<SqlClient.SqlClient | StoreGrowth>()
-  const pass = maintainOnce(new Map()).pipe(Effect.provide(context))
+  const compactedAt = new Map<string, number>()
+  const since: { counts: Map<string, number> | undefined } = { counts: undefined }
+  const pass = Effect.gen(function*() {
+    const growth = yield* StoreGrowth
+    // Erasure first: its rewrites leave nothing for the ordinary pass to vacuum.
+    yield* eraseOnce(since, growth.quietFor() >= QUIET_MS)
+    yield* maintainOnce(compactedAt)
+  }).pipe(Effect.provide(context))
 
-  const loop = Effect.gen(function*() {
+  yield* repeatPass(pass, { every: EVERY, doublings: 6, what: "embedded store maintenance", loop: "store-maintenance" })
+}))
+
+/**
+ * Runs a store pass every `every`, forked in the layer's scope: a failure is
+ * logged and the pass tried again, backed off (doubling, at most `doublings`
+ * times, never more than 5 minutes apart); an interruption ends it.
+ */
+const repeatPass = <A>(
+  pass: Effect.Effect<A, unknown>,
+  options: { readonly every: Duration.Duration; readonly doublings: number; readonly what: string; readonly loop: string }
+) =>
+  Effect.gen(function*() {
     let failures = 0
     while (true) {
       const exit = yield* Effect.exit(pass)
       if (Exit.isFailure(exit)) {
         if (Cause.isInterruptedOnly(exit.cause)) return
         failures++
-        yield* Effect.logWarning(`embedded store maintenance failed (${failures} in a row); trying again`, exit.cause)
+        yield* Effect.logWarning(`${options.what} failed (${failures} in a row); trying again`, exit.cause)
       } else failures = 0
-      // Backed off while it fails, at most 5 minutes apart.
-      yield* Effect.sleep(Duration.millis(Math.min(300_000, Duration.toMillis(EVERY) * 2 ** Math.min(failures, 6))))
+      yield* Effect.sleep(Duration.millis(Math.min(300_000, Duration.toMillis(options.every) * 2 ** Math.min(failures, options.doublings))))
     }
-  })
-  yield* loop.pipe(Effect.annotateLogs({ loop: "store-maintenance" }), Effect.forkScoped)
+  }).pipe(Effect.annotateLogs({ loop: options.loop }), Effect.forkScoped)
+
+/**
+ * The tables that hold written text (or what was made of it: words of
+ * entities, queued turns, webhook bodies, index snapshots): what a
+ * PostgreSQL server's erasure pass vacuums.
+ */
+const TEXT_TABLES = [
+  "memories", "memory_history", "documents", "document_files", "job_files", "memory_models", "memory_model_history",
+  "ingest_jobs", "ingest_items", "entities", "entity_edges", "webhook_deliveries", "space_snapshots"
+] as const
+
+/** How often a node looks for erasures owed on a PostgreSQL server. */
+const SERVER_EVERY = Duration.seconds(15)
+
+/**
+ * The erasure pass on a PostgreSQL server (any node, once a request is a few
+ * seconds old; two nodes running it at once only vacuum twice): VACUUM of
+ * the tables that hold text, so erased rows are pruned and their index
+ * entries removed now rather than whenever autovacuum comes, then a
+ * CHECKPOINT when the role may run one. It does not rewrite tables (VACUUM
+ * FULL would lock a table shared by every node and every organization while
+ * it runs): the bytes of pruned rows stay in free space until rows reuse it,
+ * and the WAL, its archives, base backups and replicas are the operator's
+ * (docs/operations.md, Erasure).
+ */
+export const serverEraseOnce = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pending = (yield* sql`SELECT max(id) AS last, 0::float8 AS waited_ms FROM store_erasures
+    WHERE requested_at < now() - interval '5 seconds'`.pipe(Effect.flatMap(decodePending)))[0]
+  const last = pending?.last ?? null
+  if (last === null) return undefined
+  for (const table of TEXT_TABLES) yield* sql`VACUUM ${sql(table)}`
+  const requests = yield* sql`DELETE FROM store_erasures WHERE id <= ${last} RETURNING what`
+  const checkpointed = yield* sql`CHECKPOINT`.pipe(Effect.as(true), Effect.catchAll(() => Effect.succeed(false)))
+  yield* Effect.annotateCurrentSpan({ erasure_requests: requests.length, checkpointed })
+  yield* Effect.logInfo(`erased: ${requests.length} request(s); ${TEXT_TABLES.length} tables vacuumed${checkpointed ? ", checkpointed" : " (CHECKPOINT not permitted for this role)"}`)
+  return { requests: requests.length, checkpointed }
+}).pipe(Effect.withSpan("Store.erase"))
+
+/** The server profile's erasure loop: supervised like the embedded store's, backed off while it fails. */
+export const serverLayer = Layer.scopedDiscard(Effect.gen(function*() {
+  const context = yield* Effect.context<SqlClient.SqlClient>()
+  const pass = serverEraseOnce.pipe(Effect.provide(context))
+  yield* repeatPass(pass, { every: SERVER_EVERY, doublings: 4, what: "erasure pass", loop: "store-erasure" })
 }))

@@ -25,6 +25,7 @@ import {
 } from "./MemoryRows.ts"
 import { storeFailure } from "./SqlFailure.ts"
 import { makeEntityStatements } from "./EntityRows.ts"
+import { noteErasure } from "./Erasures.ts"
 import { StoreGrowth } from "./Statistics.ts"
 
 const documentRecord = (doc: DocumentWrite) => ({
@@ -64,6 +65,9 @@ const Gone = Schema.Struct({ id: MemoryId, keys: Schema.Array(Schema.String) })
 const decodeInserted = decodeRows(Schema.Struct({ replaced: Schema.Array(Gone), id: Schema.NullOr(Schema.String) }))
 /** Deleted memories: their ids and the entity keys they uncount from the graph. */
 const decodeGone = decodeRows(Schema.Struct({ id: MemoryId, entity_keys: Schema.Array(Schema.String) }))
+const decodeGoneWithDocument = decodeRows(
+  Schema.Struct({ id: MemoryId, entity_keys: Schema.Array(Schema.String), document_id: Schema.NullOr(Schema.String) })
+)
 
 /** Where a page of a space's memories ends: the last one's creation time as the store writes it, and its id. */
 export interface PageCursor {
@@ -163,6 +167,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
         }
         // The graph follows in the same transaction: the replaced memories' entities uncounted, the new ones counted.
         yield* graph.forget(space, replaced)
+        if (replaced.length > 0) yield* noteErasure(sql, "replaced-memories")
         yield* graph.record(space, stored.map((m) => ({ id: m.id, entities: m.entities, at: m.eventTime })))
         yield* growth.wrote(stored.length)
         return { memories: stored, replaced: replacedIds }
@@ -282,7 +287,9 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           const vector = change.embedding?.vector == null ? null : vectorToBytes(change.embedding.vector)
           const embedder = change.embedding?.embedder ?? null
           // The source is written whole again: edits stored against the old text would not make it from a new one.
-          const rows = yield* sql`UPDATE memories SET text = ${change.text}, source_text = ${memory.sourceText}, source_diff = NULL,
+          // A new text is its own source: what an edit removed is kept only in the history, not in source_text.
+          const source = change.text === memory.text ? memory.sourceText : change.text
+          const rows = yield* sql`UPDATE memories SET text = ${change.text}, source_text = ${source}, source_diff = NULL,
               context = ${change.context},
               metadata = ${JSON.stringify(change.metadata)}::jsonb, tags = ${change.tags as Array<string>},
               state = ${change.state}, updated_at = ${now},
@@ -291,17 +298,35 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
             WHERE id = ${memory.id} AND org_id = ${memory.orgId} AND space_id = ${memory.spaceId}
             RETURNING ${indexColumns}`.pipe(Effect.flatMap(decodeIndexed))
           if (rows.length === 0) return Option.none<IndexedMemory>()
+          // What an edit took out of the text is kept only in the history the contract defines.
+          const rewritten = change.text !== memory.text || change.context !== memory.context ||
+            JSON.stringify(change.metadata) !== JSON.stringify(memory.metadata)
+          if (rewritten) yield* noteErasure(sql, "memory-edit")
           yield* sql`INSERT INTO memory_history (org_id, space_id, memory_id, change, previous, changed_at)
             VALUES (${memory.orgId}, ${memory.spaceId}, ${memory.id}, ${kind}, ${JSON.stringify(previous)}::jsonb, ${now})`
           return Option.some(rows[0]!)
         }).pipe(Effect.withSpan("MemoryRepo.update")),
 
-      /** Deletes one memory (and its place in the graph); answers whether it existed. Run it inside a transaction. */
+      /**
+       * Deletes one memory (and its place in the graph), and its document when
+       * it was the document's last memory (nothing of a document is kept that
+       * holds no memory: its tags, its name); answers whether it existed. Run
+       * it inside a transaction.
+       */
       delete: (space: SpaceRef, id: string) =>
-        sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id} RETURNING id, entity_keys`
+        sql`DELETE FROM memories WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND id = ${id}
+            RETURNING id, entity_keys, document_id`
           .pipe(
-            Effect.flatMap(decodeGone),
+            Effect.flatMap(decodeGoneWithDocument),
             Effect.tap((rows) => graph.forget(space, rows.map((r) => ({ id: r.id, keys: r.entity_keys })))),
+            Effect.tap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "memory")),
+            Effect.tap((rows) => {
+              const documents = rows.flatMap((r) => r.document_id === null ? [] : [r.document_id])
+              return documents.length === 0 ? Effect.void : sql`DELETE FROM documents d
+                WHERE d.org_id = ${space.orgId} AND d.space_id = ${space.spaceId} AND d.document_id IN ${sql.in(documents)}
+                  AND NOT EXISTS (SELECT 1 FROM memories m
+                    WHERE m.org_id = d.org_id AND m.space_id = d.space_id AND m.document_id = d.document_id)`
+            }),
             Effect.map((rows) => rows.length > 0)
           ),
 
@@ -317,6 +342,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("engram/store/Memor
           const documents = yield* sql`DELETE FROM documents WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId}
             AND document_id = ${documentId} RETURNING document_id`
           yield* graph.forget(space, memories.map((r) => ({ id: r.id, keys: r.entity_keys })))
+          if (documents.length > 0) yield* noteErasure(sql, "document")
           return documents.length === 0 ? Option.none<ReadonlyArray<MemoryId>>() : Option.some(memories.map((r) => r.id))
         }),
 

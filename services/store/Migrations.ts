@@ -19,6 +19,10 @@ import m0015 from "./migrations/0015_index_snapshots.ts"
 import m0016 from "./migrations/0016_compact_storage.ts"
 import m0017 from "./migrations/0017_entities_text.ts"
 import m0018 from "./migrations/0018_question_state.ts"
+import m0019 from "./migrations/0019_job_trace.ts"
+import m0020 from "./migrations/0020_flag_rules.ts"
+import m0021 from "./migrations/0021_erasures.ts"
+import m0022 from "./migrations/0022_owner_invitations.ts"
 
 const run = Migrator.make({})
 
@@ -41,7 +45,11 @@ const MIGRATIONS = {
   "0015_index_snapshots": m0015,
   "0016_compact_storage": m0016,
   "0017_entities_text": m0017,
-  "0018_question_state": m0018
+  "0018_question_state": m0018,
+  "0019_job_trace": m0019,
+  "0020_flag_rules": m0020,
+  "0021_erasures": m0021,
+  "0022_owner_invitations": m0022
 }
 
 /** The names of every migration, in order (a prepared data directory records which it ran). */

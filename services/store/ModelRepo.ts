@@ -12,6 +12,7 @@ import { OrgId, SpaceId } from "../../src/domain/Ids.ts"
 import { type MemoryModel, TriggerMemoryType } from "../../src/domain/MemoryModels.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { isUniqueViolation, storeFailure } from "./SqlFailure.ts"
+import { noteErasure } from "./Erasures.ts"
 
 export const ModelRow = Schema.Struct({
   model_id: Schema.String,
@@ -149,7 +150,13 @@ export class ModelRepo extends Effect.Service<ModelRepo>()("engram/store/ModelRe
 
       delete: (space: SpaceRef, modelId: string) =>
         sql`DELETE FROM memory_models WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} AND model_id = ${modelId}
-          RETURNING model_id`.pipe(Effect.flatMap(decodeIds), Effect.map((rows) => rows.length > 0), storeFailure),
+          RETURNING model_id`.pipe(
+          Effect.flatMap(decodeIds),
+          Effect.tap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "memory-model")),
+          Effect.map((rows) => rows.length > 0),
+          sql.withTransaction,
+          storeFailure
+        ),
 
       history: (space: SpaceRef, modelId: string) =>
         sql`SELECT previous_content, changed_at FROM memory_model_history

@@ -10,6 +10,7 @@ import { Effect, Option, Schema } from "effect"
 import type { SpaceRef } from "../../src/domain/Ids.ts"
 import { Bytea, decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { storeFailure } from "./SqlFailure.ts"
+import { noteErasure } from "./Erasures.ts"
 
 /** Bytes per stored part of a job's file. */
 export const FILE_PART_BYTES = 1024 * 1024
@@ -142,7 +143,12 @@ export class PortabilityRepo extends Effect.Service<PortabilityRepo>()("engram/s
 
       /** Fails the job with its reason; its file goes (an export's partial output, an import's upload). */
       fail: (jobId: string, error: string, now: Date) =>
-        Effect.zipRight(settle(jobId, "failed", null, error, now), sql`DELETE FROM job_files WHERE job_id = ${jobId}`).pipe(
+        Effect.zipRight(
+          settle(jobId, "failed", null, error, now),
+          sql`DELETE FROM job_files WHERE job_id = ${jobId} RETURNING 1`.pipe(
+            Effect.flatMap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "uploaded-file"))
+          )
+        ).pipe(
           sql.withTransaction,
           storeFailure
         ),
@@ -208,7 +214,10 @@ export class PortabilityRepo extends Effect.Service<PortabilityRepo>()("engram/s
           storeFailure
         ),
 
-      dropFile: (jobId: string) => sql`DELETE FROM job_files WHERE job_id = ${jobId}`.pipe(Effect.asVoid),
+      dropFile: (jobId: string) =>
+        sql`DELETE FROM job_files WHERE job_id = ${jobId} RETURNING 1`.pipe(
+          Effect.flatMap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "uploaded-file"))
+        ),
 
       /** The organizations holding a space with this id, with their names (the CLI names a space by its id alone). */
       holders: (spaceId: string) =>

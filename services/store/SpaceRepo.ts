@@ -8,6 +8,7 @@ import { type Space, SpaceType } from "../../src/domain/Spaces.ts"
 import { randomBase62 } from "../secrets/Tokens.ts"
 import { decodeRows, Int8, Timestamptz } from "./Columns.ts"
 import { isForeignKeyViolation, isUniqueViolation, storeFailure } from "./SqlFailure.ts"
+import { noteErasure } from "./Erasures.ts"
 
 const SpaceRow = Schema.Struct({
   space_id: Schema.String,
@@ -141,6 +142,7 @@ export class SpaceRepo extends Effect.Service<SpaceRepo>()("engram/store/SpaceRe
       delete: (space: SpaceRef) =>
         sql`DELETE FROM spaces WHERE org_id = ${space.orgId} AND space_id = ${space.spaceId} RETURNING space_id`.pipe(
           Effect.flatMap(decodeRows(Schema.Struct({ space_id: Schema.String }))),
+          Effect.tap((rows) => rows.length === 0 ? Effect.void : noteErasure(sql, "space")),
           Effect.map((rows) => rows.length > 0),
           Effect.withSpan("SpaceRepo.delete")
         )

@@ -21,6 +21,8 @@ export interface AppConfigShape {
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
   readonly otlpEndpoint: Option.Option<string>
+  /** METRICS_PORT: serves `GET /metrics` (Prometheus text) on HOST:METRICS_PORT; unset = no metrics server. */
+  readonly metricsPort: Option.Option<number>
   readonly serviceName: string
   /** Where offline model files are kept (compacted word vectors); default DATA_DIR/models. */
   readonly modelsDir: string
@@ -141,6 +143,7 @@ export const fromEnv: Config.Config<AppConfigShape> = Config.all({
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
     Config.map(Option.filter((s) => s.trim() !== ""))
   ),
+  metricsPort: Config.option(Config.port("METRICS_PORT")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("engram")),
   modelsDir: Config.option(Config.string("MODELS_DIR")),
   modelsConfig: Config.option(Config.string("MODELS_CONFIG")).pipe(Config.map(Option.filter((s) => s.trim() !== ""))),

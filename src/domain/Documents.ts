@@ -51,7 +51,11 @@ export const DocumentList = Schema.Struct({
 
 export const DocumentListQuery = Schema.Struct({
   ...Page(100, 1000).fields,
-  q: Schema.optional(SafeString.pipe(Schema.maxLength(256)))
+  q: Schema.optional(SafeString.pipe(Schema.maxLength(256))),
+  /** Only documents of these sources (comma-separated: `file`, `custom`, `memory`); all when absent. */
+  source: Schema.optional(Schema.String.pipe(
+    Schema.pattern(/^(file|custom|memory)(,(file|custom|memory))*$/, { message: () => "source: a comma-separated list of file, custom and memory" })
+  ))
 })
 export type DocumentListQuery = typeof DocumentListQuery.Type
 

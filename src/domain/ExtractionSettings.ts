@@ -47,7 +47,7 @@ const SpacePath = Schema.Struct({ space_id: PathSegment })
 const PATH = "/v1/spaces/:space_id/extraction-settings"
 
 export class ExtractionSettingsApi extends HttpApiGroup.make("extractionSettings")
-  .add(HttpApiEndpoint.get("get", PATH).setPath(SpacePath).addSuccess(ExtractionSettings))
+  .add(HttpApiEndpoint.get("get", PATH).setPath(SpacePath).addSuccess(ExtractionSettings).addError(SessionRequired))
   .add(
     HttpApiEndpoint.put("put", PATH)
       .setPath(SpacePath)

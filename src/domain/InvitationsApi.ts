@@ -11,9 +11,13 @@ import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
 import { strict } from "./Strict.ts"
 
-/** The roles an invitation may grant: owners are made by an owner, through the members endpoint. */
+/** The roles `POST /v1/orgs/me/invitations` may grant: owners are invited by an owner, through the members endpoint. */
 export const InvitedRole = Schema.Literal("admin", "member")
 export type InvitedRole = typeof InvitedRole.Type
+
+/** The role an invitation grants on acceptance (an owner's invitation through the members endpoint may grant owner). */
+export const InvitationRole = Schema.Literal("owner", "admin", "member")
+export type InvitationRole = typeof InvitationRole.Type
 
 export const InvitationStatus = Schema.Literal("pending", "accepted", "declined", "withdrawn")
 export type InvitationStatus = typeof InvitationStatus.Type
@@ -26,7 +30,7 @@ export const Invitation = Schema.Struct({
   org_id: Schema.String,
   org_name: Schema.String,
   email: Schema.String,
-  role: InvitedRole,
+  role: InvitationRole,
   status: InvitationStatus,
   invited_by: Schema.NullOr(Schema.String),
   created_at: Schema.String,

@@ -90,6 +90,8 @@ export const StoredMemory = Schema.Struct({
   entities: Schema.Array(Schema.String),
   occurred_start: Schema.NullOr(Schema.String),
   occurred_end: Schema.NullOr(Schema.String),
+  /** `question` for a turn that only asks: stored and listed, never recalled (docs/api.md). */
+  state: MemoryState,
   created_at: Schema.String
 })
 
@@ -359,7 +361,9 @@ export const Receipt = Schema.Struct({
   included: Schema.Array(Schema.Struct({
     memory_id: Schema.String,
     relevance_score: Schema.Number,
-    token_estimate: Schema.Number
+    token_estimate: Schema.Number,
+    /** The space's flag rules that matched the memory when it was stored (only when some did). */
+    flags: Schema.optional(Schema.Array(Schema.String))
   })),
   excluded: Schema.Array(ReceiptExclusion),
   excluded_truncated: Schema.Record({ key: Schema.String, value: Schema.Number }),

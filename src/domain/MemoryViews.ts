@@ -40,6 +40,7 @@ export const storedMemory = (memory: Memory): typeof StoredMemory.Type => ({
   entities: entityNames(memory),
   occurred_start: occurredStart(memory).toISOString(),
   occurred_end: occurredEnd(memory).toISOString(),
+  state: memory.state,
   created_at: memory.createdAt.toISOString()
 })
 

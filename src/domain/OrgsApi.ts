@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { AddMemberRequest, Member, MemberList, Organization, OrgMembershipList } from "./Accounts.ts"
+import { AddMemberRequest, MemberList, Organization, OrgMembershipList } from "./Accounts.ts"
+import { SentInvitation } from "./InvitationsApi.ts"
 import { Conflict, InsufficientRole, NotFound, SessionRequired } from "./Errors.ts"
 import { Authentication } from "./Principal.ts"
 import { PathSegment } from "./SafeText.ts"
@@ -10,11 +11,11 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   .add(HttpApiEndpoint.get("me", "/v1/orgs/me").addSuccess(Organization))
   .add(HttpApiEndpoint.get("listMembers", "/v1/orgs/me/members").addSuccess(MemberList))
   .add(
+    // An invitation the user accepts, whether or not the email has an account: the answer never tells which.
     HttpApiEndpoint.post("addMember", "/v1/orgs/me/members")
       .setPayload(AddMemberRequest)
-      .addSuccess(Member, { status: 201 })
+      .addSuccess(SentInvitation, { status: 201 })
       .addError(InsufficientRole)
-      .addError(NotFound)
       .addError(Conflict)
   )
   .add(

@@ -8,7 +8,8 @@ import { PathSegment, SafeString } from "./SafeText.ts"
 import { strict, Text } from "./Strict.ts"
 
 export const Detector = Schema.Literal(...DETECTORS)
-export const RuleAction = Schema.Literal("redact", "block")
+/** `redact` replaces what a rule finds, `block` refuses the write, `flag` stores it marked (`metadata.security_flags`). */
+export const RuleAction = Schema.Literal("redact", "block", "flag")
 
 export const Rule = Schema.Struct({
   id: Schema.String,

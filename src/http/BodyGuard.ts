@@ -9,7 +9,8 @@
  */
 import { HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
-import { IncomingMessage } from "node:http"
+import { IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { Readable } from "node:stream"
 import { BadRequest, PayloadTooLarge, ValidationError } from "../domain/Errors.ts"
 import { compileRoute } from "./Routes.ts"
@@ -38,28 +39,140 @@ const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
 /** A media type is named in a message only when it looks like one. */
 const nameOf = (type: string) => (/^[a-z0-9.+-]{1,60}\/[a-z0-9.+-]{1,60}$/.test(type) ? type : "this content type")
 
-const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
-  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return false
-  const length = request.headers["content-length"]
-  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length.trim() !== "0")
+/** Whether the headers announce a body: chunked, or a length other than zero. */
+const bodyAnnounced = (headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined }) => {
+  const length = headers["content-length"]
+  return headers["transfer-encoding"] !== undefined || (typeof length === "string" && length.trim() !== "0")
 }
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && bodyAnnounced(request.headers)
 
 const tooLarge = () => new PayloadTooLarge({ message: `the request body is larger than ${JSON_BODY_LIMIT} bytes` })
 
 /**
- * How long the rest of a refused body is read and thrown away before the
- * connection is closed. Closing at once would reset a connection the client
- * is still writing to, and a reset can discard the 413 before the client
- * reads it; meanwhile nothing of the body is kept.
+ * How long a refused request's connection is kept while nothing more arrives.
+ * The rest of a refused body is read and thrown away (nothing of it kept) so
+ * that a client still sending it is not reset before it reads the refusal;
+ * the refusal says `Connection: close`, so a client that stopped sending
+ * never reuses the connection, and once the client has closed its side (or
+ * sent nothing for this long) the connection is closed: cleanly, never under
+ * a request that came after.
  */
 const LINGER_MS = 5_000
 
+/** A refused request's drain is never longer than this, however fast its client sends. */
+const LINGER_MAX_BYTES = 256 * 1024 * 1024
+
+/**
+ * A body slower than this is cut off with 408 `request_timeout`: fewer than
+ * SLOW_BODY_MIN_BYTES in SLOW_BODY_WINDOW_MS (about 100 bytes a second),
+ * checked every second while the body is incomplete.
+ */
+export const SLOW_BODY_WINDOW_MS = 10_000
+export const SLOW_BODY_MIN_BYTES = 1024
+
+/** Each request's response, for the refusal that must say `Connection: close` (set by `guardConnection`). */
+const responses = new WeakMap<IncomingMessage, ServerResponse>()
+
+/**
+ * Ends the socket's side of the connection (after the response) and lets
+ * the HTTP parser go on reading what the client still sends into the
+ * request (flowing, kept nowhere), until the body or the client's side ends,
+ * LINGER_MS pass without a byte, or LINGER_MAX_BYTES arrived: then the
+ * socket goes.
+ *
+ * No `data` listener goes on the socket itself: that takes the socket away
+ * from Node's parser, and a socket the parser had paused (a body that came
+ * in with the headers fills the request's buffer) would then never read
+ * again. Progress is `bytesRead`, checked once a second; quiet means
+ * LINGER_MS consecutive checks saw nothing, so a busy event loop is not
+ * mistaken for a quiet client.
+ */
+const closeGently = (socket: Socket, request: IncomingMessage) => {
+  // Once the refusal is flushed: destroying before would cut it short.
+  const done = () => (socket.writableFinished ? socket.destroy() : socket.once("finish", () => socket.destroy()))
+  const start = socket.bytesRead
+  let mark = start
+  let quietChecks = 0
+  const timer = setInterval(() => {
+    const read = socket.bytesRead
+    if (read - start > LINGER_MAX_BYTES) return socket.destroy()
+    if (read !== mark) {
+      mark = read
+      quietChecks = 0
+      return
+    }
+    quietChecks += 1
+    if (quietChecks * 1_000 >= LINGER_MS) done()
+  }, 1_000)
+  timer.unref()
+  socket.once("close", () => clearInterval(timer))
+  socket.once("end", done)
+  if (request.readableEnded) done()
+  else request.once("end", done)
+  // The request flows already (lingerThenClose); the socket may be paused by the parser.
+  socket.end()
+  socket.resume()
+}
+
+/**
+ * After a refusal made before the whole body was read: the response says
+ * `Connection: close`, the rest of the body is read and thrown away, and
+ * the connection closes cleanly once the client is done (see LINGER_MS).
+ */
 export const lingerThenClose = (source: unknown) =>
   Effect.sync(() => {
-    if (!(source instanceof IncomingMessage)) return
+    if (!(source instanceof IncomingMessage) || source.complete) return
+    const response = responses.get(source)
+    if (response !== undefined && !response.headersSent) response.setHeader("connection", "close")
     source.resume()
-    setTimeout(() => source.socket.destroy(), LINGER_MS).unref()
+    // Node ends a `Connection: close` response's socket with destroySoon: closed gently instead.
+    const socket = source.socket
+    socket.destroySoon = () => closeGently(socket, source)
   })
+
+const TIMEOUT_BODY = JSON.stringify({
+  error: { code: "request_timeout", message: `the request body arrived too slowly (under ${SLOW_BODY_MIN_BYTES} bytes in ${SLOW_BODY_WINDOW_MS / 1000} s); send it again faster` }
+})
+
+/**
+ * Installed on the node's HTTP server for every request, beside the API: it
+ * knows each request's response (for `lingerThenClose`), and cuts off a body
+ * that arrives slower than the minimum rate with 408 `request_timeout`
+ * (`Connection: close`), however the route reads it, so a trickling client
+ * holds a connection for seconds, not minutes.
+ */
+export const guardConnection = (request: IncomingMessage, response: ServerResponse) => {
+  responses.set(request, response)
+  if (!bodyAnnounced(request.headers) || request.method === "GET" || request.method === "HEAD") return
+  const socket = request.socket
+  let mark = socket.bytesRead
+  let since = Date.now()
+  const timer = setInterval(() => {
+    if (request.complete || response.writableEnded || request.destroyed) return clearInterval(timer)
+    const read = socket.bytesRead
+    if (read - mark >= SLOW_BODY_MIN_BYTES) {
+      mark = read
+      since = Date.now()
+      return
+    }
+    if (Date.now() - since < SLOW_BODY_WINDOW_MS) return
+    clearInterval(timer)
+    if (!response.headersSent) {
+      response.writeHead(408, { "content-type": "application/json", connection: "close" })
+      response.end(TIMEOUT_BODY)
+    }
+    // A client this slow is not drained: the socket ends after the 408 and goes a second later.
+    socket.destroySoon = () => {
+      socket.end()
+      setTimeout(() => socket.destroy(), 1_000).unref()
+    }
+  }, 1_000)
+  timer.unref()
+  request.once("end", () => clearInterval(timer))
+  response.once("close", () => clearInterval(timer))
+}
 
 /**
  * Node's request stream, read until the limit: on crossing it, nothing more

@@ -8,14 +8,15 @@
  * before any middleware sees them.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Either, Option, Schema } from "effect"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { CurrentRequestId } from "../domain/RequestContext.ts"
 import { CurrentMeterReport, newReport, reportHeaders } from "../metering/Metering.ts"
 import { guardRequest, type Refusal } from "./BodyGuard.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
 import { errorResponse } from "./RawRoutes.ts"
-import { allowedMethods, keepsOwnErrors } from "./Routes.ts"
+import { recordRequest } from "../observability/Metrics.ts"
+import { allowedMethods, keepsOwnErrors, routeOf } from "./Routes.ts"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -80,11 +81,11 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = requestIdOf(request.headers["x-request-id"])
-    const started = Date.now()
+    const started = yield* Clock.currentTimeMillis
     // Filled in by metering as the request is authenticated and charged; an unauthenticated one reports zeros.
     const meter = newReport()
     yield* Effect.annotateCurrentSpan("request_id", requestId)
-    const finish = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {
+    const finish = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => Effect.gen(function*() {
       const enveloped = HttpServerResponse.setHeaders(toEnvelope(requestId, request, response), {
         ...reportHeaders(meter),
         "x-request-id": requestId
@@ -92,17 +93,21 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
       const final = enveloped.status === 429 && meter.retryAfterSeconds !== null
         ? HttpServerResponse.setHeader(enveloped, "retry-after", String(meter.retryAfterSeconds))
         : enveloped
-      return Effect.as(
-        Effect.logInfo("request").pipe(Effect.annotateLogs({
-          request_id: requestId,
-          method: request.method,
-          path: pathOf(request.url),
-          status: final.status,
-          duration_ms: Date.now() - started
-        })),
+      const durationMs = (yield* Clock.currentTimeMillis) - started
+      return yield* Effect.as(
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({
+            request_id: requestId,
+            method: request.method,
+            path: pathOf(request.url),
+            status: final.status,
+            duration_ms: durationMs
+          }),
+          Effect.zipRight(recordRequest(request.method, routeOf(request.method, pathOf(request.url)), final.status, durationMs / 1000))
+        ),
         final
       )
-    }
+    })
     yield* HttpApp.appendPreResponseHandler(finish)
     // A refusal here never reaches the app, so it is finished here too.
     const guarded = yield* Effect.either(guardRequest(request))

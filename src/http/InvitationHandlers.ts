@@ -7,7 +7,7 @@ import { InvitationMail, Invitations } from "../identity/Invitations.ts"
 const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 
 /** Where the request was sent (`Host`, and `X-Forwarded-Proto` from a proxy), for links when PUBLIC_URL is unset. */
-const requestOrigin = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+export const requestOrigin = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const host = request.headers["host"]
   if (host === undefined || !HOST.test(host)) return Option.none<string>()
   const proto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim().toLowerCase() === "https" ? "https" : "http"

@@ -5,6 +5,8 @@ import { Conflict, InsufficientRole, NotFound, SessionRequired, Unauthorized } f
 import type { PrincipalShape, Role } from "../domain/Principal.ts"
 import { AccountRepo } from "../../services/store/AccountRepo.ts"
 import { SessionRepo } from "../../services/store/SessionRepo.ts"
+import { Cache } from "../../services/cache/Cache.ts"
+import { revokedMarker, REVOKED_MARKER_TTL } from "./ApiKeys.ts"
 import { DUMMY_HASH, hashPassword, verifyPassword } from "../../services/secrets/Passwords.ts"
 import { issueSessionToken, randomBase62 } from "../../services/secrets/Tokens.ts"
 import { newId } from "./Ids.ts"
@@ -14,6 +16,7 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
   effect: Effect.gen(function*() {
     const accounts = yield* AccountRepo
     const sessions = yield* SessionRepo
+    const cache = yield* Cache
     const config = yield* AppConfig
 
     const openSession = Effect.fn("Accounts.openSession")(function*(userId: string, orgId: string, role: Role) {
@@ -153,24 +156,20 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
       }
     })
 
-    const addMember = Effect.fn("Accounts.addMember")(function*(principal: PrincipalShape, email: string, role: Role) {
-      if (role === "owner" && principal.role !== "owner") {
-        return yield* new InsufficientRole({ message: "only an owner can add another owner" })
-      }
-      const user = yield* accounts.findUserByEmail(email)
-      if (Option.isNone(user)) {
-        return yield* new NotFound({ message: "no account with that email; ask them to sign up first" })
-      }
-      const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* accounts.addMember({ orgId: principal.orgId, userId: user.value.id, role, now })
-    })
-
     const removeMember = Effect.fn("Accounts.removeMember")(function*(principal: PrincipalShape, userId: string) {
-      const outcome = yield* accounts.removeMember(principal.orgId, userId)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      // Leaving on one's own is allowed whatever one's role; removing an owner takes an owner.
+      const mayRemoveOwner = principal.userId === userId || principal.role === "owner"
+      const { outcome, revokedKeys } = yield* accounts.removeMember(principal.orgId, userId, mayRemoveOwner, now)
       if (outcome === "missing") return yield* new NotFound({ message: "no such member" })
+      if (outcome === "owner_only") return yield* new InsufficientRole({ message: "only an owner can remove an owner" })
       if (outcome === "last_owner") {
         return yield* new Conflict({ message: "an organization keeps at least one owner" })
       }
+      // Every node drops the revoked keys from its cache of trusted keys at their next use (as a revocation does).
+      yield* Effect.forEach(revokedKeys, (keyId) => cache.set(revokedMarker(keyId), "1", REVOKED_MARKER_TTL), { discard: true }).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`the removed member's keys are revoked; other nodes see it within a minute: ${error.message}`))
+      )
     })
 
     return {
@@ -182,7 +181,6 @@ export class Accounts extends Effect.Service<Accounts>()("engram/identity/Accoun
       actingIn,
       switchOrganization,
       members: (principal: PrincipalShape) => accounts.listMembers(principal.orgId),
-      addMember,
       removeMember,
       openSession,
       bootstrap,

@@ -59,6 +59,10 @@ export class Authenticator extends Effect.Service<Authenticator>()("engram/ident
           return yield* new Unauthorized({ message: "invalid API key" })
         }
         if (row.revoked_at !== null) return yield* new Unauthorized({ message: "this API key was revoked" })
+        // A key acts as the member who made it: one who left the organization takes their keys' access with them.
+        if (row.created_by !== null && row.role === null) {
+          return yield* new Unauthorized({ message: "the member who made this API key is no longer in its organization" })
+        }
         if (orgHeader !== undefined && orgHeader !== row.org_id) {
           return yield* new Unauthorized({ message: "this API key belongs to another organization" })
         }

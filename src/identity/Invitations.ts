@@ -6,8 +6,8 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { NotFound } from "../domain/Errors.ts"
-import { INVITATION_TTL_DAYS, type Invitation, type InvitedRole, type SentInvitation } from "../domain/InvitationsApi.ts"
+import { InsufficientRole, NotFound } from "../domain/Errors.ts"
+import { INVITATION_TTL_DAYS, type Invitation, type InvitationRole, type SentInvitation } from "../domain/InvitationsApi.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { randomBase62 } from "../../services/secrets/Tokens.ts"
 import { AccountRepo } from "../../services/store/AccountRepo.ts"
@@ -16,7 +16,7 @@ import { InvitationRepo, type InvitationRow } from "../../services/store/Invitat
 export interface InvitationMessage {
   readonly to: string
   readonly orgName: string
-  readonly role: InvitedRole
+  readonly role: InvitationRole
   readonly inviteUrl: string
   readonly expiresAt: string
 }
@@ -71,9 +71,12 @@ export class Invitations extends Effect.Service<Invitations>()("engram/identity/
 
     const invite = Effect.fn("Invitations.invite")(function*(
       principal: PrincipalShape,
-      input: { readonly email: string; readonly role: InvitedRole },
+      input: { readonly email: string; readonly role: InvitationRole },
       origin: Option.Option<string>
     ) {
+      if (input.role === "owner" && principal.role !== "owner") {
+        return yield* new InsufficientRole({ message: "only an owner can invite another owner" })
+      }
       const at = yield* now
       const row = yield* repo.create({
         id: `inv_${randomBase62(16)}`,

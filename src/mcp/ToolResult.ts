@@ -7,8 +7,31 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import { BadRequest, ValidationError } from "../domain/Errors.ts"
 import { fromDecodeIssues } from "../http/ErrorEnvelope.ts"
+import { escapeRecalled, fence, randomBoundary } from "../security/Fence.ts"
 
 const text = (value: unknown): CallToolResult => ({ content: [{ type: "text", text: JSON.stringify(value, null, 2) }] })
+
+/** Every string of a JSON value as it may be shown to a model inside a fenced section. */
+const escapeStrings = (value: unknown): unknown => {
+  if (typeof value === "string") return escapeRecalled(value)
+  if (Array.isArray(value)) return value.map(escapeStrings)
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]))
+  return value
+}
+
+/**
+ * A result that carries stored memories (retrieve, a user's profile, a memory
+ * model's answer): the model reads it as a fenced section of data whose
+ * strings are escaped like a block's lines (src/security/Fence.ts); a program
+ * reads the value itself, unescaped, as `structuredContent`.
+ */
+export const recalledResult = (value: unknown, boundary: string): CallToolResult => {
+  const body = JSON.stringify(escapeStrings(value), null, 2)
+  return {
+    content: [{ type: "text", text: fence([body], "relevance", boundary) }],
+    ...(value !== null && typeof value === "object" && !Array.isArray(value) ? { structuredContent: Object.fromEntries(Object.entries(value)) } : {})
+  }
+}
 
 const failure = (requestId: string, code: string, message: string): CallToolResult => ({
   ...text({ error: { code, message, request_id: requestId } }),
@@ -86,12 +109,16 @@ export interface ToolRunner {
   readonly requestId: string
 }
 
-/** Runs a tool's effect to a tool result; the effect is interrupted when the client cancels the call. */
-export const runTool = (runner: ToolRunner, effect: Effect.Effect<unknown, unknown>, signal: AbortSignal) =>
+/**
+ * Runs a tool's effect to a tool result; the effect is interrupted when the
+ * client cancels the call. A tool that answers with stored memories is
+ * `recalled`: its answer is fenced as data.
+ */
+export const runTool = (runner: ToolRunner, effect: Effect.Effect<unknown, unknown>, signal: AbortSignal, recalled = false) =>
   Runtime.runPromiseExit(runner.runtime)(
     effect.pipe(Effect.tapErrorCause((cause) => Cause.isDie(cause) ? Effect.logError("MCP tool failed", cause) : Effect.void)),
     { signal }
   ).then(Exit.match({
-    onSuccess: text,
+    onSuccess: (value) => recalled ? recalledResult(value, randomBoundary()) : text(value),
     onFailure: (cause) => fromCause(runner.requestId, cause)
   }))

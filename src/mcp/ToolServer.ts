@@ -36,6 +36,8 @@ interface ToolSpec<S extends z.ZodType> {
   readonly inputSchema: S
   readonly annotations: ToolAnnotations
   readonly run: (args: z.output<S>) => Effect.Effect<unknown, unknown>
+  /** The answer holds stored memories: shown to the model fenced as data. */
+  readonly recalled?: boolean
 }
 
 /** A tool with its arguments' type put away: how it is listed, and a call that checks the arguments, then runs. */
@@ -61,7 +63,7 @@ const defineTool = <S extends z.ZodType>(name: string, spec: ToolSpec<S>, runner
   call: (args, signal) => {
     const parsed = spec.inputSchema.safeParse(args ?? {})
     return parsed.success
-      ? runTool(runner, spec.run(parsed.data), signal)
+      ? runTool(runner, spec.run(parsed.data), signal, spec.recalled === true)
       : Promise.resolve(argumentFailure(runner.requestId, parsed.error.issues, args))
   }
 })
@@ -106,7 +108,8 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner,
       "(memory_id, content, relevance_score, memory_type, entities, occurred_start, occurred_end, metadata, created_at).",
     inputSchema: RetrieveArgs,
     annotations: readOnly,
-    run: (args) => tools.retrieve(principal, args)
+    run: (args) => tools.retrieve(principal, args),
+    recalled: true
   }, runner),
   defineTool("list_spaces", {
     title: "List memory spaces",
@@ -122,7 +125,8 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner,
       "deployment serves (id, short_name, alias, default, credit rates, requests_per_minute); without a name, the default model.",
     inputSchema: GetModelArgs,
     annotations: readOnly,
-    run: (args) => tools.getModel(principal, args)
+    run: (args) => tools.getModel(principal, args),
+    recalled: true
   }, runner),
   defineTool("reason", {
     title: "Reason over a space",
@@ -145,7 +149,8 @@ const toolsOf = (tools: McpTools, principal: PrincipalShape, runner: ToolRunner,
       "last_active and a page of memories. An unknown user is an empty profile; an unknown space is space_not_found.",
     inputSchema: GetUserProfileArgs,
     annotations: readOnly,
-    run: (args) => tools.getUserProfile(principal, args)
+    run: (args) => tools.getUserProfile(principal, args),
+    recalled: true
   }, runner)
 ]
 

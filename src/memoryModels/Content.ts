@@ -12,6 +12,7 @@ import { estimateTokens } from "../../services/llm/Provider.ts"
 import { onlyAsks, terms } from "../retrieval/Text.ts"
 import { describeDisposition } from "../reason/Prompt.ts"
 import type { StoredSpaceProfile } from "../domain/Profiles.ts"
+import { escapeRecalled, fence, frameChars } from "../security/Fence.ts"
 
 export interface Source {
   readonly memory_id: string
@@ -108,20 +109,23 @@ export const localDelta = (
 
 /**
  * The memories a catalog model is given, numbered best first, each with its
- * date, while the whole stays within `budget` tokens.
+ * date, as a fenced section of data (src/security/Fence.ts) that stays,
+ * frame included, within `budget` tokens.
  */
-export const memoryBlock = (sources: ReadonlyArray<Source>, budget: number) => {
+export const memoryBlock = (sources: ReadonlyArray<Source>, budget: number, boundary: string) => {
   const kept: Array<Source> = []
-  let block = ""
+  const lines: Array<string> = []
+  const frame = frameChars("relevance")
+  let chars = 0
   for (const source of sources) {
-    const next = `${block === "" ? "" : `${block}\n`}${kept.length + 1}. (${when(source)}) ${
-      source.content.replace(/\s*\n\s*/g, " ").trim()
-    }`
-    if (estimateTokens(next) > budget) break
+    const next = `${kept.length + 1}. (${when(source)}) ${escapeRecalled(source.content)}`
+    const length = lines.length === 0 ? next.length : chars + 1 + next.length
+    if (Math.ceil((frame + length) / 4) > budget) break
     kept.push(source)
-    block = next
+    lines.push(next)
+    chars = length
   }
-  return { block, kept }
+  return { block: fence(lines, "relevance", boundary), kept }
 }
 
 export interface PromptInput {
@@ -129,7 +133,7 @@ export interface PromptInput {
   readonly profile: StoredSpaceProfile
   readonly name: string
   readonly maxTokens: number
-  /** The numbered memory block, best first; empty when nothing was recalled. */
+  /** The fenced memory section, best first; empty when nothing was recalled. */
   readonly block: string
 }
 
@@ -147,7 +151,7 @@ const rules = (input: PromptInput) => [
 
 /** A full answer by a catalog model: the standing question is the user's message. */
 export const fullPrompt = (input: PromptInput) =>
-  [...rules(input), "", input.block === "" ? "Memories: none were recalled." : `Memories (best first):\n${input.block}`].join("\n")
+  [...rules(input), "", input.block === "" ? "Memories: none were recalled." : input.block].join("\n")
 
 /** An edit in place by a catalog model: the current answer, and the memories recorded since it was written. */
 export const deltaPrompt = (input: PromptInput, previous: string) =>
@@ -158,5 +162,5 @@ export const deltaPrompt = (input: PromptInput, previous: string) =>
     "",
     `Current answer:\n${previous}`,
     "",
-    input.block === "" ? "New memories: none." : `New memories (best first):\n${input.block}`
+    input.block === "" ? "New memories: none." : `New memories since the current answer was written:\n${input.block}`
   ].join("\n")

@@ -5,9 +5,9 @@
  * node holds), at start and then hourly; a failed step is logged and retried
  * with backoff, and the loop never dies quietly.
  */
-import { Cause, Clock, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { OAuthSweepRepo } from "../../services/store/OAuthSweepRepo.ts"
-import { backoff } from "../space/SupervisedLoop.ts"
+import { retried } from "../space/SupervisedLoop.ts"
 
 /** How long a spent row is kept after it stopped counting (a code or token expired, a grant revoked or ended). */
 export const SWEEP_GRACE = Duration.days(1)
@@ -47,24 +47,16 @@ export class OAuthSweep extends Effect.Service<OAuthSweep>()("engram/oauth/OAuth
  * cause and retried after an exponential backoff (200 ms doubling, at most 30 s).
  */
 export const supervise = <E, R>(step: Effect.Effect<SweepStep, E, R>, interval: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    let failures = 0
-    while (true) {
-      const exit = yield* Effect.exit(step)
-      if (Exit.isSuccess(exit)) {
-        failures = 0
-        const { codes, grants, more, tokens } = exit.value
-        if (codes + tokens + grants > 0) yield* Effect.logDebug(`swept ${codes} codes, ${tokens} tokens and ${grants} grants`)
-        if (!more) yield* Effect.sleep(interval)
-        continue
-      }
-      if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-      failures++
-      const delay = backoff(failures)
-      yield* Effect.logWarning(`OAuth sweep step failed (${failures} in a row); retrying in ${Duration.format(delay)}`, exit.cause)
-      yield* Effect.sleep(delay)
-    }
-  }).pipe(Effect.annotateLogs({ loop: "oauth-sweep" }), Effect.forkScoped, Effect.asVoid)
+  retried(step, "OAuth sweep step").pipe(
+    Effect.tap(({ codes, grants, tokens }) =>
+      codes + tokens + grants > 0 ? Effect.logDebug(`swept ${codes} codes, ${tokens} tokens and ${grants} grants`) : Effect.void),
+    // At once again while there is more; otherwise after the interval.
+    Effect.flatMap(({ more }) => (more ? Effect.void : Effect.sleep(interval))),
+    Effect.forever,
+    Effect.annotateLogs({ loop: "oauth-sweep" }),
+    Effect.forkScoped,
+    Effect.asVoid
+  )
 
 /** The sweep on this node. */
 export const layer = (interval: Duration.DurationInput = SWEEP_INTERVAL) =>

@@ -3,12 +3,13 @@
  * memory keeps (its text, source text, context, metadata, the versions in
  * its history, the names of its entities) and a memory model's texts.
  * `redact` rewrites the match as `[REDACTED:<detector>]` (an entity whose
- * name held one is dropped); `block` refuses the line, and the import with it.
+ * name held one is dropped); `block` refuses the line, and the import with it;
+ * `flag` marks the memory (`metadata.security_flags`).
  */
 import type { Rule } from "../domain/Rules.ts"
 import type { MemoryLine, ModelLine } from "../domain/ExportFormat.ts"
 import type { Detector } from "../security/Detectors.ts"
-import { type CompiledRule, screenRecord, screenText } from "../security/Screen.ts"
+import { type CompiledRule, type Found, screenRecord, screenText, withFlags } from "../security/Screen.ts"
 
 export interface Screened<A> {
   readonly line: A
@@ -20,28 +21,34 @@ export interface Screened<A> {
 
 /** Applies `rules` to the texts of one line, collecting what they found. */
 const screener = (rules: ReadonlyArray<CompiledRule>) => {
-  const found: { redacted: Set<Detector>; blockedBy: Rule | undefined } = { redacted: new Set(), blockedBy: undefined }
+  const found: Found = { redacted: new Set(), flagged: new Set(), blockedBy: undefined }
   const text = (value: string) => {
     const result = screenText(rules, value)
     for (const d of result.redacted) found.redacted.add(d)
+    for (const d of result.flagged) found.flagged.add(d)
     if (result.blockedBy !== undefined && found.blockedBy === undefined) found.blockedBy = result.blockedBy
     return result.text
   }
   const record = (value: { readonly [key: string]: unknown }) => screenRecord(rules, value, found)
   const done = <A>(line: A): Screened<A> => ({ line, redacted: [...found.redacted], blockedBy: found.blockedBy })
-  return { text, record, done }
+  return { text, record, done, found }
 }
 
 export const screenMemory = (rules: ReadonlyArray<CompiledRule>, line: MemoryLine): Screened<MemoryLine> => {
   if (rules.length === 0) return { line, redacted: [], blockedBy: undefined }
   const s = screener(rules)
   const entities = line.entities.filter((entity) => s.text(entity.name) === entity.name)
+  const text = s.text(line.text)
+  const sourceText = s.text(line.source_text)
+  const context = s.text(line.context)
+  const metadata = s.record(line.metadata)
   return s.done({
     ...line,
-    text: s.text(line.text),
-    source_text: s.text(line.source_text),
-    context: s.text(line.context),
-    metadata: s.record(line.metadata),
+    text,
+    source_text: sourceText,
+    context,
+    // A flag rule's finding in the memory itself marks it, as on every other write path.
+    metadata: withFlags(metadata, s.found.flagged),
     entities,
     history: line.history.map((entry) =>
       entry.previous === null ? entry : {

@@ -59,7 +59,8 @@ export const makeImporter = (deps: ImporterDeps) => {
   const check = checkFile({ space, jobs, webhooks: deps.webhooks, embedder })
 
   /** The space's enabled rules (those a new space starts with, if it is gone: the import then fails on its check). */
-  const loadRules = Effect.map(deps.rules.enabledIfSpace(space), (stored) => compile(Option.getOrElse(stored, () => defaultRules(new Date()))))
+  const loadRules = Effect.flatMap(deps.rules.enabledIfSpace(space), (stored) =>
+    Effect.map(now, (at) => compile(Option.getOrElse(stored, () => defaultRules(at)))))
 
   /** Reads the file again, handing the lines of one kind to `flush` a page at a time. */
   const pass = <A extends Line, E, R>(

@@ -1,6 +1,6 @@
 /**
  * What the three proxy formats share: resolve the tunables and the model,
- * recall memories into a block prepended to the system prompt, call the
+ * recall memories into a fenced block that follows the system prompt, call the
  * model, and store the turn (user and assistant) back unless auto_record is
  * off. A streamed turn is stored when the stream ends, however it ends, so a
  * dropped connection still keeps what was produced.
@@ -17,10 +17,6 @@ import { MemoryService } from "../space/MemoryService.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { ChatSettingsService } from "./ChatSettingsService.ts"
 import { DEFAULT_SPACE, type Requested, type Resolved, resolveTunables, spaceOf } from "./Tunables.ts"
-
-export const MEMORY_HEADER = "Relevant memories about this user and conversation (most relevant first):"
-/** The header of a `stable` block: the same memories, listed as they were learned. */
-export const STABLE_MEMORY_HEADER = "Relevant memories about this user and conversation (in the order they were learned):"
 
 /** One proxied turn, whatever wire format it came in. */
 export interface ProxyTurn {
@@ -82,10 +78,10 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
           ...(tunables.sessionId === null ? {} : { session_id: tunables.sessionId })
         })
         recalled = found.results.map((r) => r.content)
-        const header = tunables.blockOrder === "stable" ? STABLE_MEMORY_HEADER : MEMORY_HEADER
-        block = recalled.length === 0 ? "" : `${header}\n${found.context ?? ""}`
+        block = found.context ?? ""
       }
-      const system = [block, turn.system].filter((part) => part !== "").join("\n\n")
+      // The operator's instructions come first; the recalled memories follow as a fenced section of data.
+      const system = [turn.system, block].filter((part) => part !== "").join("\n\n")
       const prepared: Prepared = {
         spec: spec.value,
         spaceId,

@@ -1,7 +1,7 @@
 /**
  * The system prompt of a synthesis: the space's mission and disposition in
  * words, the rules of answering from memory, and the recalled memories as a
- * numbered block. Pure, so what a model is told can be read in one place.
+ * fenced section of data (src/security/Fence.ts), after the instructions. Pure, so what a model is told can be read in one place.
  */
 import type { Disposition, StoredSpaceProfile } from "../domain/Profiles.ts"
 
@@ -38,7 +38,7 @@ export const describeDisposition = (disposition: Disposition): ReadonlyArray<str
 export interface PromptInput {
   readonly spaceName: string
   readonly profile: StoredSpaceProfile
-  /** The numbered memory block, best first; empty when nothing was recalled. */
+  /** The fenced memory section, best first; empty when nothing was recalled. */
   readonly block: string
   /** Set when every memory is about one user (ask). */
   readonly userId?: string | undefined
@@ -54,7 +54,7 @@ export const systemPrompt = (input: PromptInput): string =>
     "Answer only from the memories below. When they do not answer the question, say so plainly; never invent.",
     "Refer to a memory by its number when that helps the reader check the answer.",
     "",
-    input.block === "" ? "Memories: none were recalled." : `Memories (best first):\n${input.block}`
+    input.block === "" ? "Memories: none were recalled." : input.block
   ].join("\n")
 
 /** The second call of a thorough pass: the same prompt, and the draft to check against the memories. */

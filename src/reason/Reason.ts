@@ -175,7 +175,7 @@ export class Reason extends Effect.Service<Reason>()("engram/reason/Reason", {
       prepared: Prepared
     ) {
       const { memories, plan, spec } = prepared
-      const block = renderBlock(memories, plan.blockTokens)
+      const block = yield* renderBlock(memories, plan.blockTokens)
       const input: PromptInput = {
         spaceName: space.name,
         profile: yield* profiles.stored(principal.orgId, space.space_id),

@@ -54,7 +54,7 @@ export class UserProfiles extends Effect.Service<UserProfiles>()("engram/reason/
         last_active: span.lastActive
       }
       if (!block) return { ...base, memories: page.items, context: null, token_estimate: null } satisfies UserProfile
-      const rendered = renderBlock(page.items.map((m) => ({ memory_id: m.id, content: m.text, memory: m })), query.context_max_tokens)
+      const rendered = yield* renderBlock(page.items.map((m) => ({ memory_id: m.id, content: m.text, metadata: m.metadata, memory: m })), query.context_max_tokens)
       return {
         ...base,
         memories: rendered.kept.map((k) => k.memory),

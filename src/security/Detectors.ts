@@ -7,7 +7,7 @@
 import { RE2JS } from "re2js"
 import safeRegex from "safe-regex2"
 
-export const DETECTORS = ["email", "phone", "credit_card", "api_key", "private_key", "iban", "us_ssn", "regex"] as const
+export const DETECTORS = ["email", "phone", "credit_card", "api_key", "private_key", "iban", "us_ssn", "prompt_injection", "regex"] as const
 export type Detector = typeof DETECTORS[number]
 
 export interface Span {
@@ -157,6 +157,46 @@ const cardsIn = (text: string, run: Span): Array<Span> => {
   return found
 }
 
+/**
+ * Instruction-like text: what tries to pass stored text off as a prompt's
+ * structure or as orders to the model that will read it. Each pattern is a
+ * marker or a phrase that ordinary conversation does not use (none of the
+ * 2,760 turns of the dev conversations matches; `npm run eval:injection`
+ * counts them), so a match is worth a flag:
+ * - chat-template and turn markers (`<|im_start|>`, `[INST]`, `<<SYS>>`,
+ *   `<start_of_turn>`);
+ * - a `system:` or `developer:` label opening a line, any role label right
+ *   after a tag or marker, a capitalised `SYSTEM:` / `SYSTEM OVERRIDE`;
+ * - tags that pretend to open or close a prompt's sections (`</memories>`,
+ *   `<system>`, `<instructions>`);
+ * - the override phrases ("ignore all previous instructions", "you are now
+ *   in developer mode", "new policy:", "reveal your system prompt", "do
+ *   anything now");
+ * - imitations of tool calls (`<tool_call>`, `<function_calls>`, `<invoke`,
+ *   `"tool_calls":`, `{"name": "...", "arguments": {`).
+ */
+const INJECTION_PATTERNS: ReadonlyArray<RegExp> = [
+  /<\|(?:im_start|im_end|im_sep|endoftext|eot_id|eom_id|start_header_id|end_header_id|begin_of_text|system|user|assistant|end)\|>/gi,
+  /\[\/?INST\]|<<\/?SYS>>|<\/?(?:start_of_turn|end_of_turn)>/gi,
+  /(?:^|[\r\n])[ \t]*(?:system|developer)[ \t]*:/gi,
+  /[>\]][ \t]*(?:system|assistant|user|developer|human)[ \t]*:/gi,
+  /\b(?:SYSTEM|DEVELOPER)(?:[ \t]+(?:OVERRIDE|PROMPT|MESSAGE|NOTE|INSTRUCTIONS?|UPDATE))?[ \t]*:|\bSYSTEM OVERRIDE\b/g,
+  /\bsystem[ \t]+override\b/gi,
+  /<\/?(?:system|system[-_]prompt|instructions?|memories|memory|developer|prompt)\b[^<>]{0,40}>/gi,
+  /\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any)\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:previous|prior|above|earlier|preceding|original|system|initial)\s+(?:instructions?|prompts?|rules|directions|guidelines|messages|directives)\b/gi,
+  /\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|jailbroken|god|admin|unrestricted|debug)\s+mode\b/gi,
+  /\b(?:enter|enable|activate)(?:s|d|ing)?\s+(?:developer|dan|jailbreak|god)\s+mode\b/gi,
+  /\bnew\s+(?:system\s+)?(?:instructions?|directives?)\s*:/gi,
+  /\bnew\s+(?:system\s+)?polic(?:y|ies)\s*:\s*(?:obey|ignore|always|never|you\b|disregard|reveal|do\s+not)/gi,
+  /\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions|initial\s+instructions|original\s+instructions)\b/gi,
+  /\bdo\s+anything\s+now\b/gi,
+  /<\/?(?:tool_call|tool_calls|function_call|function_calls|invoke|tool_use|tool_result|function_results)\b/gi,
+  /"(?:tool_calls|function_call)"\s*:/g,
+  /"name"\s*:\s*"[^"\n]{1,64}"\s*,\s*"(?:arguments|parameters|input)"\s*:\s*\{/g
+]
+
+const injectionSpans = (text: string): Array<Span> => INJECTION_PATTERNS.flatMap((pattern) => spans(text, pattern))
+
 const BUILT_IN: Record<Exclude<Detector, "regex">, (text: string) => Array<Span>> = {
   // Starts only where a run of address characters starts: `\b` would retry at every dot of a long run (quadratic).
   email: (text) => spans(text, /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g),
@@ -187,7 +227,8 @@ const BUILT_IN: Record<Exclude<Detector, "regex">, (text: string) => Array<Span>
     ),
   iban: (text) => spans(text, /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/gi, ibanValid),
   // Area 001-899 except 666, group 01-99, serial 0001-9999.
-  us_ssn: (text) => spans(text, /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g)
+  us_ssn: (text) => spans(text, /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g),
+  prompt_injection: injectionSpans
 }
 
 export interface Finder {

@@ -18,7 +18,7 @@ import { RuleRepo } from "../../services/store/RuleRepo.ts"
 import { type OutboxEvent, WebhookRepo } from "../../services/store/WebhookRepo.ts"
 import type { Detector } from "./Detectors.ts"
 import { patternProblem } from "./Detectors.ts"
-import { compile, screenRecord, screenText } from "./Screen.ts"
+import { compile, type Found, screenRecord, screenText, withFlags } from "./Screen.ts"
 
 /** The rule every new space starts with (removable by its owner). */
 export const defaultRules = (now: Date): ReadonlyArray<Rule> => [{
@@ -42,6 +42,24 @@ export interface ScreenedWrite {
    * refuses) the write, so it is reported if and only if that happens.
    */
   readonly event: OutboxEvent | undefined
+}
+
+/**
+ * What a `security.policy_triggered` event says of a write that was
+ * redacted, flagged or both (at least one): one event per item, a redaction
+ * being the stronger finding names the action; every type is listed.
+ */
+const findings = (redacted: ReadonlyArray<Detector>, flagged: ReadonlyArray<Detector>, before: string) => {
+  const said = [
+    ...(redacted.length === 0 ? [] : [`redacted ${redacted.join(", ")}`]),
+    ...(flagged.length === 0 ? [] : [`flagged ${flagged.join(", ")} (marked in metadata.security_flags)`])
+  ].join("; ")
+  return {
+    action: redacted.length > 0 ? "redact" as const : "flag" as const,
+    detector: redacted[0] ?? flagged[0]!,
+    matchedTypes: [...new Set([...redacted, ...flagged])],
+    message: `${said} before ${before}`
+  }
 }
 
 const checkPattern = (detector: Detector, pattern: string | null | undefined) => {
@@ -74,8 +92,12 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
     for (const write of writes) {
       const content = screenText(rules, write.content)
       const context = screenText(rules, write.context)
-      const found = { redacted: new Set<Detector>([...content.redacted, ...context.redacted]), blockedBy: content.blockedBy ?? context.blockedBy }
-      const metadata = screenRecord(rules, write.metadata, found)
+      const found: Found = {
+        redacted: new Set<Detector>([...content.redacted, ...context.redacted]),
+        flagged: new Set<Detector>([...content.flagged, ...context.flagged]),
+        blockedBy: content.blockedBy ?? context.blockedBy
+      }
+      const screenedMetadata = screenRecord(rules, write.metadata, found)
       const blockedBy = found.blockedBy
       if (blockedBy !== undefined) {
         const blocked = `blocked by the space's rule "${blockedBy.name}" (detector ${blockedBy.detector})`
@@ -92,21 +114,16 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
         })
         continue
       }
-      if (found.redacted.size === 0) {
+      if (found.redacted.size === 0 && found.flagged.size === 0) {
         screened.push({ write, blocked: undefined, event: undefined })
         continue
       }
-      const types = [...found.redacted]
+      const redacted = [...found.redacted]
+      const flagged = [...found.flagged]
       screened.push({
-        write: { ...write, content: content.text, context: context.text, metadata },
+        write: { ...write, content: content.text, context: context.text, metadata: withFlags(screenedMetadata, flagged) },
         blocked: undefined,
-        event: policyTriggered(space, {
-          action: "redact",
-          detector: types[0]!,
-          matchedTypes: types,
-          documentId: write.documentId,
-          message: `redacted ${types.join(", ")} before the item was stored`
-        }, now)
+        event: policyTriggered(space, { ...findings(redacted, flagged, "the item was stored"), documentId: write.documentId }, now)
       })
     }
     yield* Effect.annotateCurrentSpan({ screened: writes.length, triggered: screened.filter((s) => s.event !== undefined).length })
@@ -115,8 +132,10 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
 
   /**
    * Screens a document's chunks before any is stored: one block match refuses
-   * the whole file; redactions are reported as one event for the document.
-   * The events are for the caller to queue with the file's outcome.
+   * the whole file; redactions and flags are reported as one event for the
+   * document. `flags` tells the caller which flag rules a memory's text
+   * matches, to mark it. The events are for the caller to queue with the
+   * file's outcome.
    */
   const screenDocument = Effect.fn("Rules.screenDocument")(function*(
     space: SpaceRef,
@@ -128,6 +147,10 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
     const rules = compile(Option.getOrElse(stored, () => defaultRules(now)))
     const out: Array<string> = []
     const redacted = new Set<Detector>()
+    const flagged = new Set<Detector>()
+    const flagRules = rules.filter(({ rule }) => rule.action === "flag")
+    const flags = (text: string): ReadonlyArray<Detector> =>
+      [...new Set(flagRules.filter(({ find }) => find(text).length > 0).map(({ rule }) => rule.detector))]
     for (const text of texts) {
       const result = screenText(rules, text)
       if (result.blockedBy !== undefined) {
@@ -139,21 +162,15 @@ export const makeScreen = (repo: RuleRepo, webhooks: WebhookRepo) => {
           documentId,
           message: `${blocked}; nothing of the file was stored`
         }, now)
-        return { texts: [], blocked, events: [event] }
+        return { texts: [], blocked, events: [event], flags }
       }
       for (const d of result.redacted) redacted.add(d)
+      for (const d of result.flagged) flagged.add(d)
       out.push(result.text)
     }
-    if (redacted.size === 0) return { texts: out, blocked: undefined, events: [] }
-    const types = [...redacted]
-    const event = policyTriggered(space, {
-      action: "redact",
-      detector: types[0]!,
-      matchedTypes: types,
-      documentId,
-      message: `redacted ${types.join(", ")} before the file's memories were stored`
-    }, now)
-    return { texts: out, blocked: undefined, events: [event] }
+    if (redacted.size === 0 && flagged.size === 0) return { texts: out, blocked: undefined, events: [], flags }
+    const event = policyTriggered(space, { ...findings([...redacted], [...flagged], "the file's memories were stored"), documentId }, now)
+    return { texts: out, blocked: undefined, events: [event], flags }
   })
 
   /**

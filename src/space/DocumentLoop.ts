@@ -24,6 +24,8 @@ import type { OutboxEvent } from "../../services/store/WebhookRepo.ts"
 import type { SpaceWriter } from "./SpaceWriter.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
 import { unavailable } from "./WritePreparation.ts"
+import type { Detector } from "../security/Detectors.ts"
+import { withFlags } from "../security/Screen.ts"
 
 /** Texts embedded per call, with a turn for pending I/O between calls. */
 const EMBED_BATCH = 64
@@ -60,6 +62,8 @@ export const makeDocuments = (deps: {
     readonly blocked: string | undefined
     /** What the rules did, queued with the file's outcome (its memories stored, or its job failed). */
     readonly events: ReadonlyArray<OutboxEvent>
+    /** The detectors of the space's flag rules that a text matches. */
+    readonly flags: (text: string) => ReadonlyArray<Detector>
   }, ServiceUnavailable>
   readonly extractor: ExtractorShape
   readonly embedder: EmbedderShape
@@ -217,6 +221,7 @@ export const makeDocuments = (deps: {
         },
         memories: drafts.map((draft, i) => ({
           ...draft,
+          metadata: withFlags(draft.metadata, screened.flags(draft.text)),
           embedding: vectors[i] ?? null,
           embedder: embedder.id
         }))

@@ -18,7 +18,8 @@
  * (the entity's): when the entity stops, a group still being prepared is
  * interrupted with it, never left running behind it.
  */
-import { Cause, Clock, Effect, Exit, Fiber, Option, type Scope } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, Metric, Option, type Scope, Tracer } from "effect"
+import { queueProcessing } from "../observability/Metrics.ts"
 import type { InternalError, ServiceUnavailable } from "../domain/Errors.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
@@ -77,6 +78,20 @@ export const makeDrain = (deps: {
         for (const [i, item] of items.entries()) yield* store([item], [prepared[i]!])
       })
 
+    /**
+     * The span of storing a group: its jobs, the space and how many items,
+     * linked to the span of each request that queued them (kept with the job),
+     * so that a trace viewer leads from a write to its storing and back.
+     */
+    const storeSpan = (group: ReadonlyArray<QueuedItem>) => {
+      const jobs = new Map(group.map((item) => [item.jobId, item.trace]))
+      return {
+        attributes: { job_id: [...jobs.keys()].join(","), org_id: space.orgId, space_id: space.spaceId, items: group.length },
+        links: [...jobs].flatMap(([jobId, trace]) =>
+          trace === null ? [] : [{ _tag: "SpanLink" as const, span: Tracer.externalSpan(trace), attributes: { job_id: jobId } }])
+      }
+    }
+
     const step: Effect.Effect<LoopStep, ServiceUnavailable | InternalError> = Effect.gen(function*() {
       // This group and the next: the next is prepared while this one is stored.
       const queued = yield* jobs.nextQueued(space, 2 * QUEUED_GROUP_SIZE)
@@ -102,12 +117,16 @@ export const makeDrain = (deps: {
       // The next group goes to the worker right behind this one, to be ready by the time this one is stored.
       const next = queued.slice(group.length, group.length + QUEUED_GROUP_SIZE)
       if (next.length > 0) ahead = { items: next, prepared: yield* Effect.forkIn(prepareGroup(next, values), scope) }
-      const prepared = yield* Fiber.join(preparing).pipe(
-        Effect.onInterrupt(() => Fiber.interrupt(preparing)),
-        Effect.onError(() => dropAhead)
-      )
-      // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
-      yield* Effect.onError(store(group, prepared), () => dropAhead)
+      // Operators see the group as processing (engram_queue_items) until it is stored or the step fails.
+      yield* Metric.incrementBy(queueProcessing, group.length)
+      yield* Effect.gen(function*() {
+        const prepared = yield* Fiber.join(preparing).pipe(
+          Effect.onInterrupt(() => Fiber.interrupt(preparing)),
+          Effect.onError(() => dropAhead)
+        )
+        // A group that fails to store leaves the queue's head where it was: the next group is prepared again from it.
+        yield* Effect.onError(store(group, prepared), () => dropAhead).pipe(Effect.withSpan("Space.storeQueued", storeSpan(group)))
+      }).pipe(Effect.ensuring(Metric.incrementBy(queueProcessing, -group.length)))
       yield* yieldToIo
       // Everything read is stored or being prepared: with nothing ahead the queue held no more than this group,
       // and a write queued since sent its own wake (one query fewer per write for a stream of single writes).

@@ -106,17 +106,22 @@ export const makeIndexSnapshots = (deps: {
       return Either.left(why instanceof BadBytes ? `damaged: ${why.message}` : `unreadable: ${String(why)}`)
     }
     savedAt = state.changes
+    replacedAt = state.replacements
     return Either.right({ memories: read.right, storeVersion: version })
   }).pipe(Effect.withSpan("Space.restoreSnapshot", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
 
   /** Whether the state has changed since the last snapshot. */
   const dirty = () => state.changes !== savedAt
+  let replacedAt = state.replacements
+  /** Whether a memory was removed or replaced since the last snapshot: the file may hold words that were erased. */
+  const erased = () => state.replacements !== replacedAt
 
   /** Writes a snapshot of the state as it is now, unless nothing changed since the last. */
   const save = Effect.gen(function*() {
     const taken = yield* deps.holdingChanges(Effect.gen(function*() {
       if (!dirty()) return undefined
       const changes = state.changes
+      const replacements = state.replacements
       const version = yield* deps.storeVersion
       // The index must be the store at this version: not if the store changed behind the writer's back.
       if (deps.indexVersion() !== version) {
@@ -127,7 +132,7 @@ export const makeIndexSnapshots = (deps: {
         return undefined
       }
       const encoded = yield* inSlices(encodeBody(state, derived))
-      return { changes, version, encoded }
+      return { changes, replacements, version, encoded }
     }))
     if (taken === undefined) return false
     const bytes = yield* pack({
@@ -140,6 +145,7 @@ export const makeIndexSnapshots = (deps: {
     }, taken.encoded.body)
     yield* store.write(space, bytes)
     savedAt = taken.changes
+    replacedAt = taken.replacements
     yield* Metric.increment(snapshotsSaved)
     yield* Metric.set(snapshotBytes, bytes.length)
     yield* Effect.annotateCurrentSpan({ memories: taken.encoded.memories, bytes: bytes.length })
@@ -149,10 +155,11 @@ export const makeIndexSnapshots = (deps: {
   /** The space is gone: its snapshot goes, and nothing is saved for it until it changes again. */
   const forget = Effect.suspend(() => {
     savedAt = state.changes
+    replacedAt = state.replacements
     return store.remove(space)
   })
 
-  return { restore, save, dirty, forget }
+  return { restore, save, dirty, erased, forget }
 }
 
 export type IndexSnapshots = ReturnType<typeof makeIndexSnapshots>

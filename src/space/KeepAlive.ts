@@ -7,9 +7,10 @@
  * for all of them, so the entity could be passivated under a loop still
  * working. Here the first loop to start work sends the keep-alive, the
  * others only count themselves in, and the latch opens `linger` after the
- * last one stops, so a stream of writes holds one keep-alive throughout.
+ * last one stops, so a stream of writes holds one keep-alive throughout:
+ * Effect's `RcRef` with an idle time to live, not a count of our own.
  */
-import { Duration, Effect, Fiber, type Scope } from "effect"
+import { Duration, Effect, Exit, RcRef, Scope } from "effect"
 
 export interface KeepAliveShape<R> {
   /** A loop starts work: the entity is kept alive until the matching `release`. */
@@ -22,7 +23,11 @@ export interface KeepAliveShape<R> {
 
 /**
  * The keep-alive of the entity being built: `keepAlive` is the cluster's own
- * call (`Entity.keepAlive`), or a test's. Its latch is opened when the scope closes.
+ * call (`Entity.keepAlive`), or a test's. It is an `RcRef` whose resource is
+ * the keep-alive itself (sent when the first loop takes it, ended when the
+ * reference count has been zero for `linger`); each `acquire` takes it in a
+ * scope of its own, which the matching `release` closes. Its latch is opened
+ * when the entity's scope closes.
  */
 export const makeKeepAlive = <R>(options: {
   readonly linger: Duration.DurationInput
@@ -30,41 +35,32 @@ export const makeKeepAlive = <R>(options: {
 }): Effect.Effect<KeepAliveShape<R>, never, Scope.Scope | R> =>
   Effect.gen(function*() {
     const { keepAlive } = options
-    const lock = yield* Effect.makeSemaphore(1)
-    const scope = yield* Effect.scope
-    let holders = 0
     let held = false
-    let lingering: Fiber.RuntimeFiber<void> | undefined
+    // Sent only once it succeeded is the keep-alive held: one the store refused is asked for again by the next loop.
+    const ref = yield* RcRef.make({
+      acquire: Effect.acquireRelease(
+        Effect.tap(Effect.suspend(() => keepAlive(true)), () => (held = true)),
+        () => Effect.suspend(() => (held ? Effect.tap(keepAlive(false), () => (held = false)) : Effect.void))
+      ),
+      idleTimeToLive: options.linger
+    })
+    /** The scopes of the loops working now, each holding the reference once. */
+    const holders: Array<Scope.CloseableScope> = []
 
-    const letGo = lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
-      lingering = undefined
-      if (holders > 0 || !held) return Effect.void
-      held = false
-      return keepAlive(false)
-    })))
-
-    // Sent only after it succeeded is the loop counted: a keep-alive the store refused is asked for again.
-    const acquire = lock.withPermits(1)(Effect.uninterruptible(Effect.gen(function*() {
-      if (lingering !== undefined) {
-        const pending = lingering
-        lingering = undefined
-        yield* Fiber.interrupt(pending)
+    const acquire = Effect.uninterruptible(Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const exit = yield* Effect.exit(Scope.extend(RcRef.get(ref), scope))
+      if (Exit.isFailure(exit)) {
+        yield* Scope.close(scope, Exit.void)
+        return yield* exit
       }
-      if (!held) {
-        yield* keepAlive(true)
-        held = true
-      }
-      holders++
-    })))
+      holders.push(scope)
+    }))
 
-    const release = lock.withPermits(1)(Effect.uninterruptible(Effect.gen(function*() {
-      holders = Math.max(0, holders - 1)
-      if (holders > 0 || !held || lingering !== undefined) return
-      // Forked from this uninterruptible section, the fiber would be uninterruptible too: the next `acquire` must stop it.
-      lingering = yield* Effect.forkIn(Effect.interruptible(Effect.sleep(options.linger).pipe(Effect.zipRight(letGo))), scope)
-    })))
-
-    yield* Effect.addFinalizer(() => Effect.suspend(() => (held ? keepAlive(false).pipe(Effect.tap(() => (held = false))) : Effect.void)))
+    const release = Effect.uninterruptible(Effect.suspend(() => {
+      const scope = holders.pop()
+      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
+    }))
 
     return { acquire, release, held: () => held }
   })

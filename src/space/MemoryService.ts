@@ -21,27 +21,58 @@ import { Injections } from "../metering/Injections.ts"
 import { Metering } from "../metering/Metering.ts"
 import { RATES } from "../metering/Rates.ts"
 import { capExclusions, Receipts } from "./Receipts.ts"
+import { flagsOf } from "../security/Screen.ts"
+import { type BlockOrder, boundaryFor, escapeRecalled, fence, frameChars } from "../security/Fence.ts"
 
 
-/** Numbered plain text, no header; whole memories only, lowest-ranked dropped first to fit the budget. */
-export const renderBlock = <T extends { readonly memory_id: string; readonly content: string }>(
+/**
+ * Memories for a model, as a fenced section (src/security/Fence.ts): whole
+ * memories only, numbered, each escaped onto one line, lowest-ranked dropped
+ * first so that the whole section, frame included, fits the budget. A memory
+ * a rule flagged says so on its line. `lines` is the section's body, for a
+ * caller that renders the same memories in another order.
+ */
+export const selectBlock = <T extends { readonly memory_id: string; readonly content: string; readonly metadata?: unknown }>(
   results: ReadonlyArray<T>,
-  budget: number | undefined
+  budget: number | undefined,
+  order: BlockOrder = "relevance"
 ) => {
   const kept: Array<T> = []
   const dropped: Array<Exclusion> = []
-  let context = ""
+  const lines: Array<string> = []
+  const frame = frameChars(order)
+  let chars = 0
   for (const result of results) {
-    const line = `${kept.length + 1}. ${result.content.replace(/\s*\n\s*/g, " ")}`
-    const next = context === "" ? line : `${context}\n${line}`
-    if (budget !== undefined && estimateTokens(next) > budget) {
+    const flags = flagsOf(result.metadata)
+    const note = flags.length === 0 ? "" : `(flagged by a rule: ${flags.join(", ")}) `
+    const line = `${kept.length + 1}. ${note}${escapeRecalled(result.content)}`
+    const next = lines.length === 0 ? line.length : chars + 1 + line.length
+    if (budget !== undefined && Math.ceil((frame + next) / 4) > budget) {
       dropped.push({ memory_id: result.memory_id, reason: "budget", detail: `would exceed context_max_tokens ${budget}` })
       continue
     }
     kept.push(result)
-    context = next
+    lines.push(line)
+    chars = next
   }
-  return { kept, dropped, context, tokens: estimateTokens(context) }
+  return { kept, dropped, lines }
+}
+
+/** The fenced section of `selectBlock`'s lines, with a boundary of its own, and its token estimate. */
+export const fenceBlock = (lines: ReadonlyArray<string>, order: BlockOrder = "relevance") =>
+  Effect.sync(() => {
+    const context = fence(lines, order, boundaryFor(lines, order))
+    return { context, tokens: estimateTokens(context) }
+  })
+
+/** Selects and fences in one step: the kept memories, the dropped ones, the section and its tokens. */
+export const renderBlock = <T extends { readonly memory_id: string; readonly content: string; readonly metadata?: unknown }>(
+  results: ReadonlyArray<T>,
+  budget: number | undefined,
+  order: BlockOrder = "relevance"
+) => {
+  const selected = selectBlock(results, budget, order)
+  return Effect.map(fenceBlock(selected.lines, order), (block) => ({ ...selected, ...block }))
 }
 
 /** Memories in the order they were stored (then by id): the `stable` block order. */
@@ -222,12 +253,13 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       const excluded = [...recalled.excluded]
       let block: { context: string; tokens: number } | undefined
       if (request.format === "block") {
-        const rendered = renderBlock(results, request.context_max_tokens)
-        results = rendered.kept
-        excluded.push(...rendered.dropped)
+        const order = request.block_order ?? "relevance"
+        const selected = selectBlock(results, request.context_max_tokens, order)
+        results = selected.kept
+        excluded.push(...selected.dropped)
         // Chosen by relevance; `stable` then lists them in the order they were stored.
-        const shown = request.block_order === "stable" ? renderBlock(storedOrder(rendered.kept), undefined) : rendered
-        block = { context: shown.context, tokens: shown.tokens }
+        const lines = order === "stable" ? selectBlock(storedOrder(selected.kept), undefined, order).lines : selected.lines
+        block = yield* fenceBlock(lines, order)
         yield* injections.record({
           orgId: principal.orgId,
           spaceId: request.space_id,
@@ -240,11 +272,15 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       yield* receipts.save(principal.orgId, {
         request_id: requestId,
         space_id: request.space_id,
-        included: results.map((r) => ({
-          memory_id: r.memory_id,
-          relevance_score: r.relevance_score ?? 0,
-          token_estimate: estimateTokens(r.content)
-        })),
+        included: results.map((r) => {
+          const flags = flagsOf(r.metadata)
+          return {
+            memory_id: r.memory_id,
+            relevance_score: r.relevance_score ?? 0,
+            token_estimate: estimateTokens(r.content),
+            ...(flags.length === 0 ? {} : { flags })
+          }
+        }),
         ...capExclusions(excluded),
         token_accounting: block ? { block_tokens: block.tokens, budget: request.context_max_tokens ?? null } : {},
         engine_stages: full

@@ -1,6 +1,6 @@
 /**
  * Context receipts: what one retrieve included and excluded, and why. Stored
- * in the Cache for an hour under the request id; best effort, so failing to
+ * in the Cache for an hour under the organization and the request id; best effort, so failing to
  * save one never changes the retrieve.
  */
 import { Duration, Effect, Option, Schema } from "effect"
@@ -32,16 +32,18 @@ export const capExclusions = (excluded: ReadonlyArray<Exclusion>) => {
 export class Receipts extends Effect.Service<Receipts>()("engram/space/Receipts", {
   effect: Effect.gen(function*() {
     const cache = yield* Cache
-    const key = (requestId: string) => `receipt:${requestId}`
+    // Under the organization as well as the request id: a request id is the client's to choose (X-Request-ID),
+    // so another organization reusing one must not replace this organization's receipt.
+    const key = (orgId: string, requestId: string) => `receipt:${orgId}:${requestId}`
     return {
       save: (orgId: string, receipt: Receipt) =>
-        cache.set(key(receipt.request_id), encodeStored({ org_id: orgId, receipt }), RECEIPT_TTL).pipe(
+        cache.set(key(orgId, receipt.request_id), encodeStored({ org_id: orgId, receipt }), RECEIPT_TTL).pipe(
           Effect.catchAll((error) => Effect.logWarning("receipt not saved", error.message)),
           Effect.withSpan("Receipts.save")
         ),
       /** The receipt if it exists and belongs to the caller's organization. */
       find: (orgId: string, requestId: string) =>
-        cache.get(key(requestId)).pipe(
+        cache.get(key(orgId, requestId)).pipe(
           Effect.map(Option.flatMap((raw) =>
             Option.flatMap(decodeStored(raw), (stored) => (stored.org_id === orgId ? Option.some(stored.receipt) : Option.none()))
           ))

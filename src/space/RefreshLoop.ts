@@ -15,6 +15,7 @@ import { type Clock, Data, Duration, Effect, Either, Option, Queue } from "effec
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { Recall } from "../domain/SpaceProtocol.ts"
 import type { RecallResult } from "../domain/SpaceProtocol.ts"
+import { randomBoundary } from "../security/Fence.ts"
 import { deltaPrompt, fullPrompt, localDelta, localFull, memoryBlock, type Source } from "../memoryModels/Content.ts"
 import type { CallFailure, LanguageModels } from "../models/LanguageModels.ts"
 import type { ReasonSettings } from "../reason/ReasonSettings.ts"
@@ -135,7 +136,7 @@ export const makeRefresh = (deps: {
       Effect.gen(function*() {
         const space_ = yield* deps.spaces.find(space.orgId, space.spaceId)
         const profile = yield* deps.profiles.stored(space.orgId, space.spaceId)
-        const { block, kept } = memoryBlock(sources, MEMORY_BUDGET)
+        const { block, kept } = memoryBlock(sources, MEMORY_BUDGET, yield* Effect.sync(randomBoundary))
         const input = {
           spaceName: Option.match(space_, { onNone: () => space.spaceId, onSome: (s) => s.name }),
           profile,

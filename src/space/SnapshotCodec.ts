@@ -5,7 +5,11 @@
  * space's words once, then each memory: what it is (type, state, scope,
  * tags, entities, times, sources) and its words as word numbers; a vector
  * only when the embedder cannot make it again from the words. No text: the
- * texts are read from the store after a wake. Anything that does not read
+ * texts are read from the store after a wake. The space's words are those its
+ * memories use now: a word no memory uses any more (one of an erased memory,
+ * or only ever in a query) is written as a placeholder that keeps the word
+ * numbers and holds nothing of it, so an erased text leaves the file at the
+ * next snapshot. Anything that does not read
  * back exactly (a short file, a changed byte, another space's or another
  * embedder's, an older store version) is refused, and the index is rebuilt
  * from the store.
@@ -20,6 +24,7 @@ import { BadBytes, ByteReader, ByteWriter } from "./Binary.ts"
 import { STATE_CODES, TYPE_CODES } from "./MemoryColumns.ts"
 import { type SpaceState, timeGroupKey } from "./SpaceState.ts"
 import type { WakeThread } from "../retrieval/WakeThread.ts"
+import { wordNumbers } from "../retrieval/Lexicon.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
 export const SNAPSHOT_FORMAT = 4 as const
@@ -80,6 +85,9 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
   const optional = (value: string | null) => records.varint(value === null ? 0 : ref(value) + 1)
   let memories = 0
   let position = 0
+  const lexiconSize = state.index.lexicon.size
+  const used = new Uint8Array(lexiconSize + 1)
+  let numbers: Int32Array = new Int32Array(256)
   let eventTime = 0
   let createdAt = 0
   for (const { embedder, meta, placed } of state.entries()) {
@@ -111,13 +119,19 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     for (const source of meta.sourceIds) records.varint(ref(source))
     lengths.varint(placed.words.length)
     words.raw(placed.words)
+    const [count, out] = wordNumbers(placed.words, 0, placed.words.length, numbers, false)
+    numbers = out
+    for (let i = 0; i < count; i++) used[out[i]!] = 1
     if (hasVector) vectors.push(placed.vector!)
     if (++memories % SLICE === 0) yield
   }
   const out = new ByteWriter()
   const lexicon = state.index.lexicon.allWords()
   out.varint(lexicon.length)
-  for (const word of lexicon) out.string(word)
+  // Word number n is lexicon[n - 1]; one no memory uses is a placeholder no text can make (words never hold NUL).
+  // A used word's bare form ("gina" of "gina's") is the lexicon's too, numbered when the word was: kept with it.
+  for (let n = 1; n <= lexiconSize; n++) if (used[n] === 1) used[state.index.lexicon.softWord(n)] = 1
+  for (let n = 1; n <= lexicon.length; n++) out.string(n <= lexiconSize && used[n] === 1 ? lexicon[n - 1]! : `\u0000${n}`)
   out.varint(table.length)
   for (const value of table) out.string(value)
   out.varint(memories)

@@ -8,6 +8,7 @@
  */
 import { Entity } from "@effect/cluster"
 import { Clock, Effect, Either, Layer, Metric, Queue, Schedule } from "effect"
+import { spacesAwake, spaceWakeSeconds } from "../observability/Metrics.ts"
 import { AppConfig, type AppConfigShape } from "../config/AppConfig.ts"
 import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
@@ -64,10 +65,12 @@ const SNAPSHOT_CHECK = "5 seconds"
 const SNAPSHOT_QUIET_MS = 10_000
 /** ... or its index has gone this long without one while changes kept coming. */
 const SNAPSHOT_MAX_DIRTY_MS = 300_000
+/** ... or two minutes, when a memory was removed or changed: its erased words leave the file well within five. */
+const SNAPSHOT_ERASED_MAX_DIRTY_MS = 120_000
 
 /** Where a woken space's index came from: its snapshot, or the store (none, damaged, or behind). */
 export const spaceWakes = Metric.counter("engram_space_wakes", { description: "Space indexes built on activation, by source" })
-export const spacesActive = Metric.gauge("engram_spaces_active", { description: "Space entities currently holding their index in memory" })
+export const spacesActive = spacesAwake
 
 const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
@@ -103,6 +106,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   let loaded = false
   const load = Effect.gen(function*() {
     if (!(yield* spaceRepo.exists(space))) return yield* new SpaceMissing({ message: `space ${space.spaceId} not found` })
+    const wakeStarted = yield* Clock.currentTimeMillis
     const restored = yield* snapshots.restore
     let source: "snapshot" | "store" = "snapshot"
     let count: number
@@ -123,6 +127,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     }
     loaded = true
     yield* Metric.increment(Metric.tagged(spaceWakes, "source", source))
+    yield* Metric.update(spaceWakeSeconds, ((yield* Clock.currentTimeMillis) - wakeStarted) / 1000)
     yield* Effect.annotateCurrentSpan({ source, memories: count })
     yield* Effect.logInfo(`space index loaded from the ${source}`).pipe(
       Effect.annotateLogs({ org_id: space.orgId, space_id: space.spaceId, memories: count, source })
@@ -327,7 +332,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     }
     const now = liveClock.unsafeCurrentTimeMillis()
     dirtySince ??= now
-    if (writer.quietFor() < SNAPSHOT_QUIET_MS && now - dirtySince < SNAPSHOT_MAX_DIRTY_MS) return { more: false, lagMs: 0 }
+    const limit = snapshots.erased() ? SNAPSHOT_ERASED_MAX_DIRTY_MS : SNAPSHOT_MAX_DIRTY_MS
+    if (writer.quietFor() < SNAPSHOT_QUIET_MS && now - dirtySince < limit) return { more: false, lagMs: 0 }
     const lagMs = now - dirtySince
     yield* snapshots.save
     dirtySince = null

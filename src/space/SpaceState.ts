@@ -87,6 +87,8 @@ export class SpaceState {
   private next = 0
   /** Counts the changes made to the state (not its restoring from a snapshot): a snapshot notes the count it saw. */
   changes = 0
+  /** Counts the memories removed or replaced: an erased text's words leave the snapshot at its next save. */
+  replacements = 0
   /** Memory ids per document, so a write knows what replacing a document takes with it. */
   private readonly documentsHeld = new Members()
   /**
@@ -261,6 +263,7 @@ export class SpaceState {
     if (previousSlot !== undefined) {
       this.unlink(this.columns.meta(previousSlot)!)
       this.columns.clear(previousSlot)
+      this.replacements++
     }
     const slot = this.index.upsert(this.toDoc(memory))
     this.columns.set(slot, memory, memory, memory.embedder)
@@ -317,6 +320,7 @@ export class SpaceState {
     this.columns.clear(slot)
     this.index.remove(id)
     this.changes++
+    this.replacements++
   }
 
   /** The memories a write to this document replaces. */

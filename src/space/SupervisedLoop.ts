@@ -7,7 +7,7 @@
  * holds the entity's shared keep-alive (so an idle timeout cannot cut a
  * drain short) and lets go of it when it stops, failed or interrupted.
  */
-import { Cause, Duration, Effect, Exit, Metric, Schedule, type Scope } from "effect"
+import { Cause, Duration, Effect, Metric, Schedule, type Scope } from "effect"
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { KeepAliveShape } from "./KeepAlive.ts"
 
@@ -22,9 +22,38 @@ export const loopRuns = Metric.counter("engram_space_loop_runs", { description: 
 export const loopFailures = Metric.counter("engram_space_loop_failures", { description: "Steps a space loop failed (retried)" })
 export const loopLag = Metric.gauge("engram_space_loop_lag_ms", { description: "Age of the oldest work a space loop last handled" })
 
-/** 200 ms, doubling, at most 30 s, with jitter so many spaces do not retry in step. */
-export const backoff = (failures: number) =>
-  Duration.millis(Math.min(30_000, 200 * 2 ** Math.min(failures - 1, 8)) * (0.75 + Math.random() * 0.5))
+/** 200 ms, doubling, at most 30 s; each delay jittered by a quarter either way so that many spaces do not retry in step. */
+export const backoff = Schedule.exponential(Duration.millis(200)).pipe(
+  Schedule.union(Schedule.spaced(Duration.seconds(30))),
+  Schedule.jitteredWith({ min: 0.75, max: 1.25 })
+)
+
+/**
+ * Runs `step` again after each failure (any cause but an interruption,
+ * defects included) on `backoff`, logging each at warning with its cause:
+ * "`what` failed (n in a row); retrying in d" (d before its jitter).
+ * `onFailure` runs first for each (a metric).
+ */
+export const retried = <A, E, R>(
+  step: Effect.Effect<A, E, R>,
+  what: string,
+  onFailure: Effect.Effect<void> = Effect.void
+): Effect.Effect<A, E, R> =>
+  step.pipe(
+    Effect.sandbox,
+    Effect.retry({
+      while: (cause) => !Cause.isInterruptedOnly(cause),
+      schedule: Schedule.identity<Cause.Cause<E>>().pipe(
+        Schedule.intersect(Schedule.intersect(backoff, Schedule.count)),
+        Schedule.tapOutput(([cause, [[delay], failures]]) =>
+          Effect.zipRight(
+            onFailure,
+            Effect.logWarning(`${what} failed (${failures + 1} in a row); retrying in ${Duration.format(Duration.min(delay, Duration.seconds(30)))}`, cause)
+          ))
+      )
+    }),
+    Effect.unsandbox
+  )
 
 export const supervise = <E, R, K>(options: {
   readonly loop: string
@@ -43,25 +72,11 @@ export const supervise = <E, R, K>(options: {
 
   const step = options.step.pipe(Effect.withSpan(`Space.${loop}`, { attributes: annotations }))
 
-  const steps = Effect.gen(function*() {
-    let failures = 0
-    while (true) {
-      const exit = yield* Effect.exit(step)
-      if (Exit.isSuccess(exit)) {
-        failures = 0
-        yield* Metric.increment(runs)
-        yield* Metric.set(lag, exit.value.lagMs)
-        if (!exit.value.more) return
-        continue
-      }
-      if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-      failures++
-      const delay = backoff(failures)
-      yield* Metric.increment(failed)
-      yield* Effect.logWarning(`space ${loop} step failed (${failures} in a row); retrying in ${Duration.format(delay)}`, exit.cause)
-      yield* Effect.sleep(delay)
-    }
-  })
+  // Steps until one says there is no more; a failed one is retried on the backoff (the count starts again after a success).
+  const steps = retried(step, `space ${loop} step`, Metric.increment(failed)).pipe(
+    Effect.tap((done) => Effect.zipRight(Metric.increment(runs), Metric.set(lag, done.lagMs))),
+    Effect.repeat({ while: (done) => done.more })
+  )
   const work = Effect.acquireUseRelease(options.alive.acquire, () => steps, () => options.alive.release)
 
   // A failure outside a step (keeping the entity alive needs the store too) is logged, and the work restarts.

@@ -61,7 +61,7 @@ export const memoryConsolidated = (
 export const policyTriggered = (
   space: SpaceRef,
   finding: {
-    readonly action: "redact" | "block"
+    readonly action: "redact" | "block" | "flag"
     readonly detector: string
     readonly matchedTypes: ReadonlyArray<string>
     readonly documentId: string | null

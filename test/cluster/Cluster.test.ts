@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type ClusterNode, clusterDatabase, clusterSkipReason, holders, ownerOf, reportNodes, startCluster } from "../support/ClusterNodes.ts"
+import { parsePrometheus } from "../support/Prometheus.ts"
 import { signedBy, startReceiver } from "../support/Receiver.ts"
 
 const json = async (response: Response) => (await response.json()) as any
@@ -107,6 +108,27 @@ describe.skipIf(clusterSkipReason !== undefined)("a cluster of three nodes", () 
     const fresh = await json(await api.post(a, "/v1/retrieve", { space_id: spaceId, query: "Marta bakery Nadia clocks", limit: 10 }))
     expect(fresh.results.map((r: any) => r.content)).toEqual(["Nadia restores clocks."])
   }, 120_000)
+
+  it("each node's metrics are its own: requests where they arrived, the wake and the awake space on the owner", async () => {
+    const key = await signupOn(nodes[0]!, "metrics")
+    const api = client(key)
+    const spaceId = `metrics-${Date.now()}`
+    const scrapeAll = () => Promise.all(nodes.map(async (node) => parsePrometheus(await (await fetch(node.metricsUrl)).text())))
+    const before = await scrapeAll()
+    expect((await api.post(nodes[0]!, "/v1/record", { space_id: spaceId, content: "Metrics are read from each node." })).status).toBe(200)
+    for (let i = 0; i < 2; i++) expect((await api.get(nodes[2]!, `/v1/spaces/${spaceId}/memories`)).status).toBe(200)
+    const owner = ownerOf(nodes, spaceId)
+    expect(owner).toBeDefined()
+    const after = await scrapeAll()
+    const delta = (i: number, name: string, labels?: Record<string, string>) =>
+      (after[i]!.value(name, labels) ?? 0) - (before[i]!.value(name, labels) ?? 0)
+    expect(nodes.map((_, i) => delta(i, "engram_http_requests_total", { method: "POST", route: "/v1/record", status: "200" }))).toEqual([1, 0, 0])
+    expect(nodes.map((_, i) => delta(i, "engram_http_requests_total", { method: "GET", route: "/v1/spaces/:space_id/memories", status: "200" })))
+      .toEqual([0, 0, 2])
+    const ownerIndex = nodes.indexOf(owner!)
+    expect(nodes.map((_, i) => delta(i, "engram_space_wake_seconds_count"))).toEqual(nodes.map((_, i) => (i === ownerIndex ? 1 : 0)))
+    expect(delta(ownerIndex, "engram_spaces_awake")).toBe(1)
+  })
 
   it("a document uploaded through one node is parsed by the space's owner and recalled, listed and deleted through the others", async () => {
     const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode]

@@ -27,7 +27,10 @@ const Tokens = Schema.Struct({
 })
 const OAuthRefusal = Schema.Struct({ error: Schema.String, error_description: Schema.String })
 const Grants = Schema.Struct({ items: Schema.Array(Schema.Struct({ id: Schema.String })) })
-const ToolText = Schema.Struct({ content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })) })
+const ToolText = Schema.Struct({
+  content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })),
+  structuredContent: Schema.optional(Schema.Unknown)
+})
 const Recorded = Schema.Struct({ memories: Schema.Array(Schema.Struct({ memory_id: Schema.String })) })
 const Retrieved = Schema.Struct({ results: Schema.Array(Schema.Struct({ memory_id: Schema.String, content: Schema.String })) })
 
@@ -76,8 +79,9 @@ const mcpClientOn = async (node: ClusterNode, clientId: string, tokens: typeof T
 
 const callTool = async (client: Client, name: string, args: Record<string, unknown>) => {
   const result = Schema.decodeUnknownSync(ToolText)(await client.callTool({ name, arguments: args }))
-  const text = result.content[0]?.text ?? ""
-  const parsed: unknown = JSON.parse(text)
+  // A tool that answers with memories fences its text for the model; programs read structuredContent.
+  if (result.structuredContent !== undefined) return result.structuredContent
+  const parsed: unknown = JSON.parse(result.content[0]?.text ?? "")
   return parsed
 }
 

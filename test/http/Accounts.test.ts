@@ -75,8 +75,17 @@ eachProfile("accounts, sessions and organizations", (it) => {
       expect(ownerByAdmin.body.error.code).toBe("insufficient_role")
       const twice = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: member.email } })
       expect(twice.status).toBe(409)
+      // Adding invites: the answer is the same whether or not the email has an account, and nobody joins without accepting.
       const nobody = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: uniqueEmail("none") } })
-      expect(nobody.status).toBe(404)
+      const someone = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: outsider.email } })
+      for (const answer of [nobody, someone]) {
+        expect(answer.status, answer.text).toBe(201)
+        expect(Object.keys(answer.body).sort()).toEqual(
+          ["answered_at", "created_at", "email", "expires_at", "id", "invite_url", "invited_by", "org_id", "org_name", "role", "status"]
+        )
+        expect(answer.body).toMatchObject({ status: "pending", role: "member", answered_at: null })
+      }
+      expect((yield* call("GET", "/v1/orgs/me/members", { token: owner.token })).body.total).toBe(3)
 
       const notMember = yield* call("POST", "/auth/login", {
         json: { email: outsider.email, password: outsider.password, org_id: owner.orgId }
@@ -90,6 +99,35 @@ eachProfile("accounts, sessions and organizations", (it) => {
       // A member may leave; their session in that organization stops at once.
       expect((yield* call("DELETE", `/v1/orgs/me/members/${member.userId}`, { token: member.token })).status).toBe(204)
       expect((yield* call("GET", "/v1/orgs/me", { token: member.token })).status).toBe(401)
+    }))
+
+  it.effect("a removed member's API keys stop at once; only an owner removes an owner", () =>
+    Effect.gen(function*() {
+      const owner = yield* signup()
+      const admin = yield* addMember(owner, "admin")
+      // Members make no keys; an admin does, and leaves.
+      const leaving = yield* addMember(owner, "admin")
+      const secondOwner = yield* addMember(owner, "owner")
+      const key = (yield* createKey(leaving.token)).raw_key
+      expect((yield* call("GET", "/v1/spaces", { token: key })).status).toBe(200)
+      // Used once more, so the node trusts it from memory: the removal must still reach it.
+      expect((yield* call("POST", "/v1/record", { token: key, json: { space_id: "left", content: "Written before leaving." } })).status).toBe(200)
+      expect((yield* call("DELETE", `/v1/orgs/me/members/${leaving.userId}`, { token: admin.token })).status).toBe(204)
+      for (const [method, path, json] of [["GET", "/v1/spaces", undefined], ["POST", "/v1/record", { space_id: "left", content: "Written after." }]] as const) {
+        const refused = yield* call(method, path, { token: key, ...(json ? { json } : {}) })
+        expect(refused.status, path).toBe(401)
+        expect(refused.body.error.code).toBe("unauthorized")
+      }
+      // The owner's own keys are untouched.
+      const ownerKey = (yield* createKey(owner.token)).raw_key
+      expect((yield* call("GET", "/v1/spaces", { token: ownerKey })).status).toBe(200)
+
+      const byAdmin = yield* call("DELETE", `/v1/orgs/me/members/${secondOwner.userId}`, { token: admin.token })
+      expect(byAdmin.status).toBe(403)
+      expect(byAdmin.body.error.code).toBe("insufficient_role")
+      expect((yield* call("GET", "/v1/orgs/me/members", { token: owner.token })).body.total).toBe(3)
+      expect((yield* call("DELETE", `/v1/orgs/me/members/${secondOwner.userId}`, { token: owner.token })).status).toBe(204)
+      expect((yield* call("GET", "/v1/orgs/me/members", { token: owner.token })).body.total).toBe(2)
     }))
 
   it.effect("another organization's members and identity stay invisible", () =>

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, signup } from "../support/Http.ts"
@@ -169,9 +171,29 @@ eachProfile("error envelope and request ids", (it) => {
       expect(Object.keys(openapi.body.paths)).toEqual(
         expect.arrayContaining(["/v1/api-keys", "/v1/api-keys/{id}", "/v1/spaces", "/v1/spaces/{space_id}", "/auth/signup"])
       )
+      // Every operation says what it does, and every one that needs a key or session declares it (so "Try it" sends one):
+      // those without are exactly the ones that answer without (health, readiness, space types, sign-up and log-in,
+      // the payment processor's callback, and OAuth's own endpoints).
+      const operations = Object.entries(openapi.body.paths).flatMap(([path, item]: [string, any]) =>
+        ["get", "post", "put", "patch", "delete"].filter((m) => item[m] !== undefined).map((m) => ({ key: `${m.toUpperCase()} ${path}`, operation: item[m] })))
+      expect(operations.length).toBeGreaterThan(100)
+      expect(operations.filter(({ operation }) => typeof operation.summary !== "string" || operation.summary === "").map(({ key }) => key)).toEqual([])
+      expect(operations.filter(({ operation }) => !(operation.security?.length > 0)).map(({ key }) => key).sort()).toEqual([
+        "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource", "GET /health",
+        "GET /oauth/authorize", "GET /ready", "GET /v1/space-types", "POST /auth/login", "POST /auth/signup",
+        "POST /oauth/authorize", "POST /oauth/register", "POST /oauth/revoke", "POST /oauth/token", "POST /v1/billing/webhook"
+      ])
+      expect(openapi.body.paths["/v1/record"].post.security).toEqual([{ bearer: [] }])
+      // The document's version is the package's.
+      const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
+      expect(openapi.body.info.version).toBe(pkg.version)
       const docs = yield* call("GET", "/docs")
       expect(docs.status).toBe(200)
       expect(docs.headers["content-type"]).toContain("text/html")
+      // Its script is inline, and the reference is told not to fetch its fonts (the console's browser test loads the page).
+      const page = typeof docs.body === "string" ? docs.body : JSON.stringify(docs.body)
+      expect(page).toContain('"withDefaultFonts":false')
+      expect(page).not.toMatch(/<script[^>]+src=/)
       expect(docs.headers["x-request-id"]).toBeDefined()
     }))
 

@@ -81,23 +81,25 @@ const TOPICS = [
 ]
 
 eachProfile("extraction settings", (it) => {
-  it.effect("a space starts on the defaults, readable with a key or a session", () =>
+  it.effect("a space starts on the defaults, readable with a session; an API key gets 401 session_required", () =>
     Effect.gen(function*() {
       const { key, owner, path, spaceId } = yield* setup
-      for (const token of [key, owner.token]) {
-        const reply = yield* call("GET", path, { token })
-        expect(reply.status, reply.text).toBe(200)
-        expect(reply.body).toEqual({ space_id: spaceId, ...DEFAULTS })
-      }
+      const reply = yield* call("GET", path, { token: owner.token })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.body).toEqual({ space_id: spaceId, ...DEFAULTS })
+      // The control plane's, as the rules are: an agent's key neither reads nor changes them.
+      const byKey = yield* call("GET", path, { token: key })
+      expect(byKey.status, byKey.text).toBe(401)
+      expect(byKey.body.error.code).toBe("session_required")
     }))
 
   it.effect("PUT replaces the settings, GET reads them back, DELETE restores the defaults", () =>
     Effect.gen(function*() {
-      const { key, owner, path, spaceId } = yield* setup
+      const { owner, path, spaceId } = yield* setup
       const put = yield* putSettings(owner, path, { mode: "verbatim", guidance: "tennis, allerg*", custom_prompt: "Keep dates." })
       expect(put.body).toMatchObject({ space_id: spaceId, mode: "verbatim", guidance: "tennis, allerg*", custom_prompt: "Keep dates." })
       expect(Date.parse(put.body.updated_at)).toBeGreaterThan(Date.now() - 60_000)
-      const got = yield* call("GET", path, { token: key })
+      const got = yield* call("GET", path, { token: owner.token })
       expect(got.body).toEqual(put.body)
 
       // Omitted fields go back to their defaults; blank text is no text.
@@ -106,7 +108,7 @@ eachProfile("extraction settings", (it) => {
 
       const deleted = yield* call("DELETE", path, { token: owner.token })
       expect(deleted.status, deleted.text).toBe(204)
-      expect((yield* call("GET", path, { token: key })).body).toEqual({ space_id: spaceId, ...DEFAULTS })
+      expect((yield* call("GET", path, { token: owner.token })).body).toEqual({ space_id: spaceId, ...DEFAULTS })
     }))
 
   it.effect("changing them needs a session (a key gets 401 session_required) of an owner or admin (a member gets 403)", () =>
@@ -201,7 +203,7 @@ eachProfile("extraction settings", (it) => {
       expect((yield* call("DELETE", `/v1/spaces/${verbatimSpace}/extraction-settings`, { token: owner.token })).status).toBe(204)
       const again = yield* recordSync(key, verbatimSpace, `${LONG} Once more.`)
       expect(again.length).toBeGreaterThan(1)
-      expect((yield* call("GET", path, { token: key })).body.mode).toBe("auto")
+      expect((yield* call("GET", path, { token: owner.token })).body.mode).toBe("auto")
     }))
 
   it.effect("with the built-in extractor, guidance keeps only the facts that name one of its topics", () =>

@@ -9,6 +9,7 @@ import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
+import { readFenced } from "../support/Fenced.ts"
 
 const FACTS = [
   "Ingrid grows purple tomatoes in her greenhouse.",
@@ -45,7 +46,7 @@ eachProfile("memory injection figures", (it) => {
             ? reply.body.results
             : [...reply.body.results].sort((a: { created_at: string; memory_id: string }, b: { created_at: string; memory_id: string }) =>
               a.created_at === b.created_at ? (a.memory_id < b.memory_id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1)
-          expect(reply.body.context).toBe(listed.map((r: { content: string }, i: number) => `${i + 1}. ${r.content}`).join("\n"))
+          expect(readFenced(reply.body.context).lines).toEqual(listed.map((r: { content: string }, i: number) => `${i + 1}. ${r.content}`))
         }
       }
       // Relevance order differs between the questions; stored order does not.

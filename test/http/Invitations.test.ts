@@ -266,19 +266,36 @@ eachProfile("invitations and organization switching", (it) => {
       expect(ids(yield* call("GET", "/v1/invitations", { token: invitee.token }))).toEqual([third])
     }))
 
-  it.effect("accepting after being added directly keeps the member's role", () =>
+  it.effect("adding a member is an invitation: nobody joins before accepting; only an owner invites an owner", () =>
     Effect.gen(function*() {
       const owner = yield* signup("direct-org")
       const invitee = yield* signup("direct")
-      const id = yield* invite(owner, invitee.email, "member")
       const added = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: invitee.email, role: "admin" } })
-      expect(added.status).toBe(201)
-      const accepted = yield* call("POST", `/v1/invitations/${id}/accept`, { token: invitee.token })
+      expect(added.status, added.text).toBe(201)
+      expect(added.body).toMatchObject({ org_id: owner.orgId, email: invitee.email, role: "admin", status: "pending" })
+      // Not a member yet: the invitation waits for them.
+      expect((yield* call("GET", "/v1/orgs", { token: invitee.token })).body.total).toBe(1)
+      expect(ids(yield* call("GET", "/v1/invitations", { token: invitee.token }))).toEqual([added.body.id])
+      expect((yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: invitee.email } })).status).toBe(409)
+      const accepted = yield* call("POST", `/v1/invitations/${added.body.id}/accept`, { token: invitee.token })
       expect(accepted.status).toBe(200)
       expect(accepted.body.status).toBe("accepted")
       const orgs = yield* call("GET", "/v1/orgs", { token: invitee.token })
       expect(orgs.body.items).toContainEqual(expect.objectContaining({ org_id: owner.orgId, role: "admin" }))
       expect(orgs.body.total).toBe(2)
+
+      // The admin may invite members, not owners; an owner may invite an owner, who joins as one on accepting.
+      const login = yield* call("POST", "/auth/login", { json: { email: invitee.email, password: invitee.password, org_id: owner.orgId } })
+      const asAdmin = login.body.session_token as string
+      const next = yield* signup("next-owner")
+      const refused = yield* call("POST", "/v1/orgs/me/members", { token: asAdmin, json: { email: next.email, role: "owner" } })
+      expect(refused.status).toBe(403)
+      expect(refused.body.error.code).toBe("insufficient_role")
+      const ownerInvite = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: next.email, role: "owner" } })
+      expect(ownerInvite.status, ownerInvite.text).toBe(201)
+      expect((yield* call("POST", `/v1/invitations/${ownerInvite.body.id}/accept`, { token: next.token })).status).toBe(200)
+      const members = yield* call("GET", "/v1/orgs/me/members", { token: owner.token })
+      expect(members.body.items).toContainEqual(expect.objectContaining({ email: next.email, role: "owner" }))
     }))
 })
 

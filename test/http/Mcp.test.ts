@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { LOCAL_MODEL_ID } from "../../services/llm/Catalog.ts"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
+import { readFenced } from "../support/Fenced.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
 
@@ -34,9 +35,9 @@ const tool = (client: Client, name: string, args: Record<string, unknown>) =>
     Effect.map((result) => {
       const first = result.content[0]
       const text = first?.type === "text" ? first.text : ""
-      let body: any
+      let body: any = result.structuredContent
       try {
-        body = JSON.parse(text)
+        body ??= JSON.parse(text)
       } catch {
         body = text
       }
@@ -107,7 +108,7 @@ eachProfile("MCP", (it) => {
       })
       expect(block.isError, block.text).toBe(false)
       expect(block.body.results.map((r: any) => r.memory_id)).toEqual([memoryId])
-      expect(block.body.context).toMatch(/^1\. .*violin/)
+      expect(readFenced(block.body.context).lines[0]).toMatch(/^1\. .*violin/)
 
       // The same memory is visible over the HTTP API.
       const http = yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "violin" } })
@@ -233,7 +234,7 @@ eachProfile("MCP", (it) => {
       expect(audrey.body.last_active).not.toBeNull()
 
       const block = yield* tool(client, "get_user_profile", { space_id: spaceId, user_id: "audrey", format: "block", limit: 10 })
-      expect(block.body.context).toMatch(/^1\. .*violin/)
+      expect(readFenced(block.body.context).lines[0]).toMatch(/^1\. .*violin/)
       const facts = yield* tool(client, "get_user_profile", { space_id: spaceId, user_id: "audrey", memory_type: "fact" })
       expect(facts.body.memory_count).toBe(1)
 

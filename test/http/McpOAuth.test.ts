@@ -57,7 +57,7 @@ const tool = (client: Client, name: string, args: Record<string, unknown>) =>
     Effect.map((result) => {
       const first = result.content[0]
       const text = first?.type === "text" ? first.text : ""
-      return { isError: result.isError === true, text, body: JSON.parse(text) }
+      return { isError: result.isError === true, text, body: result.structuredContent ?? JSON.parse(text) }
     })
   )
 
@@ -517,6 +517,7 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       const stranger = yield* signup("stranger")
       const joined = yield* call("POST", "/v1/orgs/me/members", { token: team.token, json: { email: user.email, role: "member" } })
       expect(joined.status, joined.text).toBe(201)
+      expect((yield* call("POST", `/v1/invitations/${joined.body.id}/accept`, { token: user.token })).status).toBe(200)
       for (const [account, space_id] of [[user, "home-notes"], [team, "team-notes"]] as const) {
         expect((yield* call("POST", "/v1/spaces", { token: account.token, json: { space_id } })).status).toBe(201)
       }

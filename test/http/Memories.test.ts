@@ -258,6 +258,10 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       // A statement with a question after it states something: an ordinary fact.
       const mixed = yield* record(key, { space_id: spaceId, content: "I moved to Porto with Marta. Any tips for the rain?" })
       const mixedId = mixed.body.memories[0].memory_id
+      // The write's answer says which it became.
+      expect(asked.body.memories.map((m: any) => m.state)).toEqual(["question"])
+      expect(told.body.memories.map((m: any) => m.state)).toEqual(["active"])
+      expect(mixed.body.memories.every((m: any) => m.state === "active")).toBe(true)
 
       const retrieve = (query: string) =>
         call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query, mode: "accurate" } }).pipe(

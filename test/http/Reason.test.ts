@@ -73,13 +73,15 @@ eachProfileWithFakeModel("space profile", (it) => {
       const admin = yield* addMember(owner, "admin")
       const member = yield* addMember(owner, "member")
       const adminKey = (yield* createKey(admin.token)).raw_key
-      // A key acts with its creator's current role: once the admin who made it leaves, it acts as a member.
+      // A key acts with its creator's current role; once the admin who made it leaves, it is revoked (docs/api.md).
       const leaver = yield* addMember(owner, "admin")
-      const memberKey = (yield* createKey(leaver.token)).raw_key
+      const leaverKey = (yield* createKey(leaver.token)).raw_key
       expect((yield* call("DELETE", `/v1/orgs/me/members/${leaver.userId}`, { token: leaver.token })).status).toBe(204)
+      const departed = yield* call("PUT", profile, { token: leaverKey, json: { mission: "taken over" } })
+      expect(departed.status).toBe(401)
 
       yield* call("PUT", profile, { token: key, json: { mission: "kept" } })
-      for (const token of [admin.token, adminKey, member.token, memberKey]) {
+      for (const token of [admin.token, adminKey, member.token]) {
         const put = yield* call("PUT", profile, { token, json: { mission: "taken over" } })
         expect(put.status).toBe(403)
         expect(put.body.error.code).toBe("insufficient_role")

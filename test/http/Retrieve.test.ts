@@ -2,6 +2,7 @@ import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
+import { readFenced } from "../support/Fenced.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
 
@@ -127,11 +128,13 @@ eachProfile("retrieve", (it) => {
       const { key, put, retrieve } = yield* setup
       for (const city of ["Rome", "Paris", "Tokyo", "Lima"]) yield* put(`Zoe flew to ${city} for a photography workshop.`)
       const block = yield* retrieve({ query: "Zoe photography workshop", format: "block" })
-      const lines = block.body.context.split("\n")
+      const lines = readFenced(block.body.context).lines
       expect(lines).toHaveLength(block.body.results.length)
       lines.forEach((line: string, i: number) => expect(line).toBe(`${i + 1}. ${block.body.results[i].content}`))
       expect(block.body.token_estimate).toBe(Math.ceil(block.body.context.length / 4))
-      const budget = Math.ceil((lines[0].length + 1 + lines[1].length) / 4)
+      // The budget bounds the whole section, frame included: room for the frame and two lines.
+      const frame = block.body.context.length - lines.join("\n").length
+      const budget = Math.ceil((frame + lines[0].length + 1 + lines[1].length) / 4)
       const tight = yield* retrieve({ query: "Zoe photography workshop", format: "block", context_max_tokens: budget, receipt: true })
       expect(tight.body.results.map((r: any) => r.memory_id)).toEqual(block.body.results.slice(0, 2).map((r: any) => r.memory_id))
       expect(tight.body.token_estimate).toBeLessThanOrEqual(budget)
@@ -176,6 +179,23 @@ eachProfile("retrieve", (it) => {
       const stolen = yield* call("GET", `/v1/receipts/${reply.body.receipt_id}`, { token: otherKey })
       expect(stolen.status).toBe(404)
       expect((yield* call("GET", "/v1/receipts/req_never", { token: key })).status).toBe(404)
+
+      // A request id is the client's to choose: another organization reusing this one gets a receipt of its own
+      // and leaves this one as it was.
+      yield* call("POST", "/v1/spaces", { token: otherKey, json: { space_id: "other-space" } })
+      const reused = yield* call("POST", "/v1/retrieve", {
+        token: otherKey,
+        json: { space_id: "other-space", query: "anything" },
+        headers: { "x-request-id": reply.body.receipt_id, "content-type": "application/json" }
+      })
+      expect(reused.status).toBe(200)
+      expect(reused.headers["x-request-id"]).toBe(reply.body.receipt_id)
+      const mine = yield* call("GET", `/v1/receipts/${reply.body.receipt_id}`, { token: key })
+      expect(mine.status).toBe(200)
+      expect(mine.body).toEqual(receipt.body)
+      const theirs = yield* call("GET", `/v1/receipts/${reply.body.receipt_id}`, { token: otherKey })
+      expect(theirs.status).toBe(200)
+      expect(theirs.body.included).toEqual([])
     }))
 
   it.effect("a full receipt adds the engine's stages: candidate_cap past the pool, one reason per memory", () =>

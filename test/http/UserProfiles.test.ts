@@ -3,6 +3,7 @@ import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
+import { readFenced } from "../support/Fenced.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
 
@@ -145,16 +146,18 @@ eachProfile("user profiles", (it) => {
       }
       const block = yield* profile("eve", "format=block")
       expect(block.status).toBe(200)
-      const lines = block.body.context.split("\n")
+      const lines = readFenced(block.body.context).lines
       expect(lines).toHaveLength(4)
       lines.forEach((line: string, i: number) => expect(line).toBe(`${i + 1}. ${block.body.memories[i].text}`))
       expect(block.body.token_estimate).toBe(Math.ceil(block.body.context.length / 4))
       expect(block.body.memory_count).toBe(4)
 
-      const budget = Math.ceil((lines[0].length + 1 + lines[1].length) / 4)
+      // The budget bounds the whole section, frame included: room for the frame and two lines.
+      const frame = block.body.context.length - lines.join("\n").length
+      const budget = Math.ceil((frame + lines[0].length + 1 + lines[1].length) / 4)
       const tight = yield* profile("eve", `format=block&context_max_tokens=${budget}`)
       expect(ids(tight)).toEqual(ids(block).slice(0, 2))
-      expect(tight.body.context.split("\n")).toEqual(lines.slice(0, 2))
+      expect(readFenced(tight.body.context).lines).toEqual(lines.slice(0, 2))
       expect(tight.body.token_estimate).toBeLessThanOrEqual(budget)
 
       const results = yield* profile("eve", "format=results")

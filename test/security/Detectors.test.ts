@@ -251,7 +251,8 @@ describe("screenText", () => {
     expect(screened).toEqual({
       text: "Mail [REDACTED:email], key [REDACTED:api_key], card [REDACTED:credit_card], mail [REDACTED:email].",
       redacted: ["email", "api_key", "credit_card"],
-      blockedBy: undefined
+      blockedBy: undefined,
+      flagged: []
     })
   })
 
@@ -264,19 +265,19 @@ describe("screenText", () => {
     const blocking = rule("us_ssn", "block")
     const rules = compile([rule("email", "redact"), blocking])
     const text = "bob@example.com has SSN 123-45-6789"
-    expect(screenText(rules, text)).toEqual({ text, redacted: [], blockedBy: blocking })
+    expect(screenText(rules, text)).toEqual({ text, redacted: [], blockedBy: blocking, flagged: [] })
     expect(screenText(rules, "bob@example.com only").blockedBy).toBeUndefined()
   })
 
   it("text without matches, no rules and disabled rules leave the text as it is", () => {
     const text = `plain text with ${ANTHROPIC}`
-    expect(screenText(compile([rule("email", "redact")]), text)).toEqual({ text, redacted: [], blockedBy: undefined })
+    expect(screenText(compile([rule("email", "redact")]), text)).toEqual({ text, redacted: [], blockedBy: undefined, flagged: [] })
     expect(screenText([], text).text).toBe(text)
     expect(compile([rule("api_key", "redact", { enabled: false })])).toEqual([])
   })
 
   it("screenRecord redacts every string of the metadata at any depth, keys and other values kept", () => {
-    const found = { redacted: new Set<Detector>(), blockedBy: undefined }
+    const found = { redacted: new Set<Detector>(), flagged: new Set<Detector>(), blockedBy: undefined }
     const metadata = { note: `key ${GITHUB}`, nested: { list: ["ok", `bob@example.com`, 3, true, null] }, count: 2 }
     expect(screenRecord(compile([rule("api_key", "redact"), rule("email", "redact")]), metadata, found)).toEqual({
       note: "key [REDACTED:api_key]",

@@ -40,7 +40,8 @@ const item = (n: number): QueuedItem => ({
   jobId: `job_${Math.floor(n / 40)}`,
   position: n % 40,
   write: Either.right(write(`Visitor ${n} met Ada Lovelace in Paris and bought ${n} jars of heather honey.`)),
-  queuedAt: new Date(0)
+  queuedAt: new Date(0),
+  trace: null
 })
 
 const key = (i: QueuedItem) => `${i.jobId}/${i.position}`

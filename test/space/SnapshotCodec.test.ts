@@ -215,4 +215,21 @@ describe("index snapshots", () => {
       }
       expect(() => run(decodeBody(body, new SpaceState(space, derived), { ...header, memories: count + 1 }))).toThrow(BadBytes)
     }))
+
+  it.effect("hold no word of a removed memory: its words are placeholders, numbered as before, and the index reads back the same", () =>
+    Effect.gen(function*() {
+      const list = memories(derived)
+      const secret = "zqsecretwordxv"
+      const state = stateOf(derived, list)
+      const planted = { ...list[0]!, id: MemoryId.make("mem_planted"), text: `Mina's locker code is ${secret}.`, position: 5000 }
+      state.put(planted)
+      const before = yield* roundTrip(state, derived)
+      expect(before.back.index.lexicon.find(secret)).toBeDefined()
+      state.remove(planted.id)
+      const { back, unpacked } = yield* roundTrip(state, derived)
+      // The body is deflated: read back, the word is nowhere in it, not even in its lexicon.
+      expect(Buffer.from(unpacked.body).toString("latin1")).not.toContain(secret)
+      expect(back.index.lexicon.find(secret)).toBeUndefined()
+      expectSame(state, back, list)
+    }))
 })

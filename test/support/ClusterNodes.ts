@@ -20,6 +20,8 @@ export interface ClusterNode {
   readonly port: number
   readonly runnerPort: number
   readonly url: string
+  /** Its metrics (METRICS_PORT). */
+  readonly metricsUrl: string
   /** Everything the node's current and earlier processes printed. */
   readonly output: () => string
   /** What the node's current process printed. */
@@ -35,6 +37,7 @@ export interface ClusterNode {
 export const makeNode = async (name: string, env: Record<string, string>): Promise<ClusterNode> => {
   const port = await freePort()
   const runnerPort = await freePort()
+  const metricsPort = await freePort()
   let process: Running | undefined
   let earlier = ""
   return {
@@ -42,6 +45,7 @@ export const makeNode = async (name: string, env: Record<string, string>): Promi
     port,
     runnerPort,
     url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     output: () => earlier + (process?.output() ?? ""),
     currentOutput: () => process?.output() ?? "",
     running: () => process !== undefined && process.child.exitCode === null,
@@ -50,6 +54,9 @@ export const makeNode = async (name: string, env: Record<string, string>): Promi
         ...env,
         RUNNER_HOST: "127.0.0.1",
         RUNNER_PORT: String(runnerPort),
+        METRICS_PORT: String(metricsPort),
+        // Each node's spans say which node made them (when traces are exported).
+        OTEL_SERVICE_NAME: `engram-node-${name}`,
         LOG_FORMAT: "json",
         LOG_LEVEL: "debug"
       }, { port })

@@ -1,6 +1,10 @@
 /** Raw HTTP calls, so tests see exactly what is on the wire: status, headers and JSON body. */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { Effect } from "effect"
+
+/** The test node's own address, for clients that need a URL (official SDKs, fetch with FormData, raw MCP). */
+export const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
+  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://127.0.0.1")
 
 export interface Reply {
   readonly status: number
@@ -65,11 +69,14 @@ export const createKey = (session: string, body: Record<string, unknown> = { nam
   })
 
 /** A second user added to `owner`'s organization with `role`, signed in there. */
-export const addMember = (owner: Account, role: "admin" | "member") =>
+export const addMember = (owner: Account, role: "owner" | "admin" | "member") =>
   Effect.gen(function*() {
     const other = yield* signup(role)
+    // Adding a member invites them; they join by accepting.
     const added = yield* call("POST", "/v1/orgs/me/members", { token: owner.token, json: { email: other.email, role } })
     if (added.status !== 201) return yield* Effect.dieMessage(`add member failed: ${added.status} ${added.text}`)
+    const accepted = yield* call("POST", `/v1/invitations/${added.body.id}/accept`, { token: other.token })
+    if (accepted.status !== 200) return yield* Effect.dieMessage(`accepting the invitation failed: ${accepted.status} ${accepted.text}`)
     const login = yield* call("POST", "/auth/login", {
       json: { email: other.email, password: other.password, org_id: owner.orgId }
     })

@@ -29,7 +29,8 @@ const environment = (env: Record<string, string>) => {
       "WEBHOOK_SECRET_KEY",
       "WEBHOOK_RETRY_SCHEDULE",
       "WEBHOOK_ALLOW_PRIVATE",
-      "PLANS_CONFIG"
+      "PLANS_CONFIG",
+      "METRICS_PORT"
     ]
   ) {
     delete base[name]

@@ -25,6 +25,7 @@ export const testSettings: AppConfigShape = {
   logLevel: LogLevel.Warning,
   logFormat: "json",
   otlpEndpoint: Option.none(),
+  metricsPort: Option.none(),
   serviceName: "engram-test",
   modelsDir: process.env.ENGRAM_TEST_MODELS_DIR ?? "",
   embeddings: Option.none(),
