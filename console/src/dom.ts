@@ -32,12 +32,42 @@ export const valueOf = (form: HTMLFormElement, name: string): string => {
     : ""
 }
 
-/** Shows a message in the page's live region (read out by screen readers). */
+/** "1 space", "2 spaces". */
+export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`
+
+let announced = 0
+let fading: ReturnType<typeof setTimeout> | undefined
+
+/** Clears the live region's message. */
+export const dismiss = () => {
+  const region = document.getElementById("status")
+  if (region === null) return
+  region.textContent = ""
+  region.className = ""
+  if (fading !== undefined) clearTimeout(fading)
+  fading = undefined
+}
+
+/** Clears a message left from an earlier page (one announced just now, by the action that navigated, stays). */
+export const dismissStale = () => {
+  if (Date.now() - announced > 1500) dismiss()
+}
+
+/**
+ * Shows a message in the page's live region (read out by screen readers).
+ * A notice goes by itself after a few seconds, an error stays until clicked
+ * or the page changes; either closes when clicked.
+ */
 export const announce = (message: string, kind: "info" | "error" = "info") => {
   const region = document.getElementById("status")
   if (region === null) return
   region.textContent = message
   region.className = kind
+  region.title = "Click to close"
+  region.onclick = dismiss
+  announced = Date.now()
+  if (fading !== undefined) clearTimeout(fading)
+  fading = kind === "info" ? setTimeout(dismiss, 6000) : undefined
 }
 
 export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "")

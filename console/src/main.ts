@@ -4,7 +4,7 @@
  * Routes live in the URL's hash so a reload keeps the page.
  */
 import { api, ApiError, session, str } from "./api.ts"
-import { announce, h } from "./dom.ts"
+import { announce, dismissStale, h } from "./dom.ts"
 import { documentsPage } from "./pages/documents.ts"
 import { graphPage } from "./pages/graph.ts"
 import { modelsPage, webhooksPage } from "./pages/hooks.ts"
@@ -81,10 +81,12 @@ const render = async () => {
     if (turn !== rendering) return
     document.title = `${content.querySelector("h1")?.textContent ?? "Console"} · Engram`
     root.replaceChildren(nav(location.hash, `${str(me, "name")} (${str(me, "role")})`), h("main", { id: "main" }, content))
-    // Focus moves to the new page's heading (focusable from script only), so Tab continues from there.
-    const heading = content.querySelector<HTMLElement>("h1")
+    // Focus moves to the new page's heading (focusable from script only), so Tab continues from there; on a
+    // page that opened one item below its list (a memory), to that item's heading, scrolled into view.
+    const heading = content.querySelector<HTMLElement>("#memory-detail h2") ?? content.querySelector<HTMLElement>("h1")
     heading?.setAttribute("tabindex", "-1")
     heading?.focus()
+    heading?.scrollIntoView({ block: "start" })
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return go("#/signin")
     announce(error instanceof ApiError ? error.message : String(error), "error")
@@ -100,5 +102,8 @@ if (checkout === "success" || checkout === "canceled") {
     : "Checkout cancelled; nothing changed.")
 }
 
-window.addEventListener("hashchange", () => void render())
+window.addEventListener("hashchange", () => {
+  dismissStale()
+  void render()
+})
 void render()

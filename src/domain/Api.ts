@@ -1,5 +1,7 @@
 /** The whole HTTP contract, shared by the server, the OpenAPI document and typed clients. */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { ENGRAM_VERSION } from "./Version.ts"
+import { Authentication } from "./Principal.ts"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { AuthApi, LogoutApi, SwitchApi } from "./AuthApi.ts"
 import { InvitationsApi, OrgInvitationsApi } from "./InvitationsApi.ts"
@@ -14,7 +16,7 @@ import { OrgsApi } from "./OrgsApi.ts"
 import { BillingApi } from "./Billing.ts"
 import { FeedbackApi, UsageApi } from "./Usage.ts"
 import { ProfilesApi } from "./Profiles.ts"
-import { withRawRoutes } from "./RawRoutesOpenApi.ts"
+import { objectAt, withRawRoutes } from "./RawRoutesOpenApi.ts"
 import { ReasonApi } from "./Reason.ts"
 import { SpacesApi } from "./SpacesApi.ts"
 import { ProjectsApi } from "./Projects.ts"
@@ -57,6 +59,51 @@ export class EngramApi extends HttpApi.make("engram")
   .addError(ServiceUnavailable)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Engram")
+  .annotate(OpenApi.Version, ENGRAM_VERSION)
   .annotate(OpenApi.Description, "Long-term memory service for software agents")
-  .annotate(OpenApi.Transform, withRawRoutes)
+  .annotate(OpenApi.Transform, (spec) => withSecurityAndSummaries(withRawRoutes(spec)))
 {}
+
+const METHODS = ["get", "post", "put", "patch", "delete"] as const
+
+/** "listSent" -> "List sent". */
+const sentenceOf = (name: string) => {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase()
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+/**
+ * Every operation behind the Authentication middleware declares the bearer
+ * scheme (so the reference's "Try it" sends the key), and every operation
+ * without a summary of its own gets one from its name. Read from the API's
+ * own definition when the document is made.
+ */
+const withSecurityAndSummaries = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const authenticated = new Set<string>()
+  const names = new Map<string, string>()
+  HttpApi.reflect(EngramApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, middleware }) => {
+      const key = `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`
+      names.set(key, endpoint.name)
+      if ([...middleware].some((tag) => tag.key === Authentication.key)) authenticated.add(key)
+    }
+  })
+  const paths: Record<string, unknown> = {}
+  for (const [path, item] of Object.entries(objectAt(spec, "paths"))) {
+    const operations: Record<string, unknown> = { ...objectAt({ item }, "item") }
+    for (const method of METHODS) {
+      const operation = objectAt(operations, method)
+      if (Object.keys(operation).length === 0) continue
+      const key = `${method} ${path}`
+      const name = names.get(key)
+      operations[method] = {
+        ...operation,
+        ...(typeof operation.summary === "string" && operation.summary !== "" ? {} : name === undefined ? {} : { summary: sentenceOf(name) }),
+        ...(authenticated.has(key) && !(Array.isArray(operation.security) && operation.security.length > 0) ? { security: [{ bearer: [] }] } : {})
+      }
+    }
+    paths[path] = operations
+  }
+  return { ...spec, paths }
+}

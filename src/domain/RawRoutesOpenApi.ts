@@ -178,7 +178,7 @@ const proxyOperation = (summary: string, request: Schema.Schema.Any, answer: Sch
 
 const bearer = { bearer: [] }
 
-const objectAt = (value: Record<string, unknown>, key: string): Record<string, unknown> => {
+export const objectAt = (value: Record<string, unknown>, key: string): Record<string, unknown> => {
   const found = value[key]
   return typeof found === "object" && found !== null && !Array.isArray(found) ? { ...found } : {}
 }

@@ -54,7 +54,8 @@ export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
 
 /** Serves the API on whatever HttpServer the profile provides (a port, or a test server). */
 export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFirst(app))).pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  // The reference's script is served inline; its default fonts would come from a third-party host an offline install cannot reach.
+  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ProxyRoutes),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(McpRoute),

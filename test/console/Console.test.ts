@@ -56,6 +56,22 @@ if (CHROMIUM === undefined) {
 }
 
 if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
+  it.scoped("the API reference at /docs renders from Engram alone: no request leaves for another host", () =>
+    Effect.gen(function*() {
+      const base = yield* baseUrl
+      const b = yield* browser
+      const { page } = yield* openPage(b, 1280)
+      const elsewhere: Array<string> = []
+      page.on("request", (request) => {
+        if (!request.url().startsWith(base) && !request.url().startsWith("data:")) elsewhere.push(request.url())
+      })
+      yield* ui(() => page.goto(`${base}/docs`, { waitUntil: "networkidle" }))
+      // The reference drew itself: the API's title and one of its routes are on the page.
+      yield* ui(() => page.getByText("/v1/record/batch").first().waitFor({ timeout: 30_000 }))
+      expect(yield* ui(() => page.title())).toBe("Engram")
+      expect(elsewhere).toEqual([])
+    }))
+
   it.scoped("sign in, create a key, see a recorded memory, search, edit, retire, ask the playground, revoke the key", () =>
     Effect.gen(function*() {
       const base = yield* baseUrl
@@ -82,6 +98,9 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.keyboard.press("Enter"))
       yield* ui(() => page.getByRole("heading", { name: "Spaces" }).waitFor())
       expect(yield* ui(() => page.getByRole("link", { name: spaceId }).count())).toBe(1)
+      // One space is "1 space"; its name opens it as its id does.
+      expect(yield* ui(() => page.locator("table caption").innerText())).toBe("1 space")
+      expect(yield* ui(() => page.getByRole("link", { name: "Console test", exact: true }).getAttribute("href"))).toBe(`#/spaces/${spaceId}`)
       yield* check(page, "spaces")
 
       // A key: its secret is shown once, and it works on the API.
@@ -92,6 +111,11 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       const secret = yield* ui(() => page.locator("#raw-key").inputValue())
       expect(secret).toMatch(/^svc_live_/)
       yield* check(page, "api-keys")
+      // The notice closes when clicked, and never follows to another page.
+      const status = page.locator("#status")
+      expect(yield* ui(() => status.innerText())).not.toBe("")
+      yield* ui(() => status.click())
+      expect(yield* ui(() => status.innerText())).toBe("")
       const recorded = yield* call("POST", "/v1/record", {
         token: secret,
         json: { space_id: spaceId, content: "Priya adopted a grey cat named Miso in March 2024.", tags: ["pets"] }
@@ -126,7 +150,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       // Search calls retrieve: the cat memory ranks first, with a score.
       yield* ui(() => page.getByLabel("Search", { exact: true }).fill("What pet does Priya have?"))
       yield* ui(() => page.getByRole("button", { name: "Search" }).click())
-      yield* ui(() => page.getByText(/memories recalled, best first/).waitFor())
+      yield* ui(() => page.getByText(/^(1 memory|\d+ memories) recalled, best first$/).waitFor())
       const firstRow = page.locator("table.memories tbody tr").first()
       expect(yield* ui(() => firstRow.innerText())).toContain("Miso")
       expect(yield* ui(() => firstRow.locator("td.score-cell").innerText())).toMatch(/^0\.\d{3}$|^1\.000$/)
@@ -134,6 +158,11 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       // Open it, edit it, and see the edit in its history and through the API.
       yield* ui(() => firstRow.getByRole("link", { name: /Open memory/ }).click())
       yield* ui(() => page.getByRole("heading", { name: /^Memory / }).waitFor())
+      // The opened memory is where the eye and the keyboard go: its heading focused, inside the window.
+      expect(yield* ui(() => page.evaluate("document.activeElement && document.activeElement.id"))).toBe("memory-title")
+      const box = yield* ui(() => page.locator("#memory-title").boundingBox())
+      expect(box!.y).toBeGreaterThanOrEqual(0)
+      expect(box!.y).toBeLessThan(page.viewportSize()!.height)
       const memoryId = (yield* ui(() => page.getByRole("heading", { name: /^Memory / }).innerText())).replace("Memory ", "")
       yield* ui(() => page.getByLabel("Text").fill("Priya adopted a grey cat named Miso in March 2024; Miso is shy."))
       yield* ui(() => page.getByRole("button", { name: "Save" }).click())
@@ -240,6 +269,15 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator("#document-jobs li[data-status=completed]").waitFor({ timeout: 60_000 }).catch(async (e) => { throw new Error(`${e}: jobs ${await page.locator("#document-jobs").innerText()} status ${await page.locator("#status").innerText()}`) }))
       expect(yield* ui(() => page.getByLabel("Upload progress", { exact: true }).evaluate((bar) => "value" in bar && "max" in bar && bar.value === bar.max))).toBe(true)
       yield* ui(() => page.locator("#documents").getByRole("cell", { name: "trip.md", exact: true }).waitFor())
+      // The five recorded writes above are documents too, each with nothing of its own to show: listed only when asked.
+      expect(yield* ui(() => page.locator("#documents tbody tr").count())).toBe(1)
+      expect(yield* ui(() => page.locator("#documents caption").innerText())).toBe("1 document uploaded or named")
+      yield* ui(() => page.getByLabel("Also list the document each recorded write makes").check())
+      yield* ui(() => page.locator("#documents caption", { hasNotText: "uploaded" }).waitFor())
+      const listed = yield* call("GET", `/v1/spaces/${spaceId}/documents`, { token: owner.token })
+      expect(yield* ui(() => page.locator("#documents caption").innerText())).toBe(`${listed.body.total} documents`)
+      expect(listed.body.total).toBeGreaterThanOrEqual(6)
+      expect(yield* ui(() => page.locator("#documents tbody tr").count())).toBe(listed.body.total)
       yield* check(page, "documents")
 
       // The graph is drawn: a node per entity, lines between those named together.

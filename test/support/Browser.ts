@@ -8,7 +8,6 @@ import { existsSync, mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { expect } from "@effect/vitest"
-import { HttpServer } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 
@@ -18,8 +17,7 @@ const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
 
 export const ui = <A>(run: () => Promise<A>) => Effect.promise(run)
 
-export const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://127.0.0.1")
+export { baseUrl } from "./Http.ts"
 
 export const browser = Effect.acquireRelease(
   Effect.promise((): Promise<Browser> => {

@@ -1,5 +1,5 @@
 import { api, field as objectOf, list, num, session, str, strings } from "../api.ts"
-import { announce, confirmButton, field, formatDate, h, table } from "../dom.ts"
+import { announce, confirmButton, field, formatDate, h, plural, table } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
@@ -40,8 +40,12 @@ const follow = async (spaceId: string, jobId: string, row: HTMLElement) => {
   }
 }
 
-const documentsTable = async (spaceId: string, refresh: () => void) => {
-  const answer = await api("GET", `${spaceBase(spaceId)}/documents?limit=1000`)
+/**
+ * The space's documents: uploads and named documents, and (when `writes`)
+ * the one document every plain write makes, which has nothing else to show.
+ */
+const documentsTable = async (spaceId: string, refresh: () => void, writes: boolean) => {
+  const answer = await api("GET", `${spaceBase(spaceId)}/documents?limit=1000${writes ? "" : "&source=file,custom"}`)
   const rows = list(answer, "documents").map((d) => [
     str(d, "filename") || str(d, "document_id"),
     str(d, "source"),
@@ -51,12 +55,27 @@ const documentsTable = async (spaceId: string, refresh: () => void) => {
       api("DELETE", `${spaceBase(spaceId)}/documents/${encodeURIComponent(str(d, "document_id"))}`).then(refresh, failed),
       `Delete document ${str(d, "filename") || str(d, "document_id")}`)
   ])
-  return table(`${num(answer, "total")} documents`, ["File", "Source", "Memories", "Added", ""], rows, { id: "documents" })
+  if (rows.length === 0) {
+    return h("p", { id: "documents", class: "empty" }, writes ? "No documents yet." : "No uploaded or named documents yet: upload files above.")
+  }
+  return table(writes ? plural(num(answer, "total"), "document") : `${plural(num(answer, "total"), "document")} uploaded or named`,
+    ["File", "Source", "Memories", "Added", ""], rows, { id: "documents" })
 }
 
 /** A space's documents: upload with a progress bar (then each file's processing), list and delete. */
 export const documentsPage = async (spaceId: string, refresh: () => void) => {
-  let documents = await documentsTable(spaceId, refresh)
+  let writes = false
+  let documents = await documentsTable(spaceId, refresh, writes)
+  const replaceTable = async () => {
+    const fresh = await documentsTable(spaceId, refresh, writes)
+    documents.replaceWith(fresh)
+    documents = fresh
+  }
+  const showWrites = h("input", { type: "checkbox", id: "show-writes" })
+  showWrites.addEventListener("change", () => {
+    writes = showWrites instanceof HTMLInputElement && showWrites.checked
+    void replaceTable().catch(failed)
+  })
   const bar = h("progress", { max: 1, value: 0, "aria-label": "Upload progress" })
   if (!(bar instanceof HTMLProgressElement)) throw new Error("no progress element")
   const jobs = h("ul", { id: "document-jobs", "aria-live": "polite" })
@@ -78,9 +97,7 @@ export const documentsPage = async (spaceId: string, refresh: () => void) => {
       }))
       announce(`Documents ${settled.join(", ")}.`)
       // The list is read again; the jobs above stay, showing how each file ended.
-      const fresh = await documentsTable(spaceId, refresh)
-      documents.replaceWith(fresh)
-      documents = fresh
+      await replaceTable()
     } catch (error) {
       failed(error)
     }
@@ -90,5 +107,6 @@ export const documentsPage = async (spaceId: string, refresh: () => void) => {
     h("h2", {}, "Documents"),
     form,
     jobs,
+    h("p", { class: "field inline-check" }, showWrites, h("label", { for: "show-writes" }, " Also list the document each recorded write makes")),
     documents)
 }

@@ -1,5 +1,5 @@
 import { api, list, num, str } from "../api.ts"
-import { formatDate, h, table } from "../dom.ts"
+import { formatDate, h, plural, table } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
@@ -57,7 +57,7 @@ export const graphPage = async (spaceId: string) => {
   const most = Math.max(1, ...nodes.map((n) => num(n, "mention_count")))
   // A group, not an image: its nodes are buttons, which an image would hide from assistive technology.
   const drawing = svg("svg", { viewBox: `0 0 ${size} ${size}`, role: "group", "aria-labelledby": "graph-caption", class: "graph", id: "graph" },
-    svg("title", { id: "graph-caption" }, document.createTextNode(`${nodes.length} entities and ${edges.length} links`)),
+    svg("title", { id: "graph-caption" }, document.createTextNode(`${plural(nodes.length, "entity", "entities")} and ${plural(edges.length, "link")}`)),
     ...edges.flatMap((e) => {
       const a = at.get(str(e, "source")), b = at.get(str(e, "target"))
       return a && b ? [svg("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": Math.min(6, 0.5 + num(e, "weight") / 2), class: "edge" })] : []
@@ -100,8 +100,8 @@ export const graphPage = async (spaceId: string) => {
       ? h("p", { class: "empty" }, "No entities yet: they come from what the space's memories name.")
       : h("div", { class: "graph-wrap" }, drawing),
     detail,
-    h("p", {}, `${num(graph, "total_entities")} entities, ${num(graph, "total_edges")} links in all; the drawing shows the most mentioned.`),
+    h("p", {}, `${plural(num(graph, "total_entities"), "entity", "entities")}, ${plural(num(graph, "total_edges"), "link")} in all; the drawing shows the most mentioned.`),
     table("Links, strongest first", ["From", "To", "Together in"],
       [...edges].sort((a, b) => num(b, "weight") - num(a, "weight")).slice(0, 50)
-        .map((e) => [str(e, "source_label"), str(e, "target_label"), num(e, "weight") === 1 ? "1 memory" : `${num(e, "weight")} memories`])))
+        .map((e) => [str(e, "source_label"), str(e, "target_label"), plural(num(e, "weight"), "memory", "memories")])))
 }

@@ -1,5 +1,5 @@
 import { api, list, str } from "../api.ts"
-import { announce, field, formatDate, h, valueOf } from "../dom.ts"
+import { announce, field, formatDate, h, plural, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
 /** The organization's API keys: create (the secret shown once, with a copy button) and revoke. */
@@ -58,7 +58,7 @@ export const keysPage = async (refresh: () => void) => {
     form,
     created,
     h("table", {},
-      h("caption", {}, `${rows.length} keys`),
+      h("caption", {}, plural(rows.length, "key")),
       h("thead", {}, h("tr", {}, ...["Name", "Prefix", "Env", "Status", "Created", "Last used", ""].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, rows)))
 }

@@ -1,5 +1,5 @@
 import { api, bool, list, str } from "../api.ts"
-import { announce, confirmButton, field, h, table, valueOf } from "../dom.ts"
+import { announce, confirmButton, field, h, plural, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
@@ -52,7 +52,7 @@ export const rulesPage = async (spaceId: string, refresh: () => void) => {
     h("h2", {}, "Rules"),
     h("p", {}, "Rules redact or block secrets in every write before anything is stored."),
     form,
-    table(`${rows.length} rules`, ["Name", "Detector", "Action", "State", ""], rows, { id: "rules" }))
+    table(plural(rows.length, "rule"), ["Name", "Detector", "Action", "State", ""], rows, { id: "rules" }))
 }
 
 /** A space's extraction settings: mode, guidance, custom prompt; reset to the defaults. */

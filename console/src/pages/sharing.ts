@@ -1,5 +1,5 @@
 import { api, list, num, session, str } from "../api.ts"
-import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
+import { announce, confirmButton, field, formatDate, h, plural, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
@@ -28,7 +28,7 @@ export const membersPage = async (spaceId: string, refresh: () => void) => {
     spaceHeader(spaceId, "members"),
     h("h2", {}, "Members"),
     form,
-    table(`${rows.length} organizations`, ["Organization", "Id", "Role", "Access", "Added", ""], rows))
+    table(plural(rows.length, "organization"), ["Organization", "Id", "Role", "Access", "Added", ""], rows))
 }
 
 /** Exports of the space: start one, follow it, download the NDJSON file. */
@@ -58,5 +58,5 @@ export const exportsPage = async (spaceId: string, refresh: () => void) => {
         refresh()
       }, failed)
     }, "Export the space"), " ", h("button", { type: "button", onclick: refresh }, "Refresh")),
-    table(`${rows.length} exports`, ["Job", "Status", "Started", "Items", "Size", ""], rows, { id: "exports" }))
+    table(plural(rows.length, "export"), ["Job", "Status", "Started", "Items", "Size", ""], rows, { id: "exports" }))
 }

@@ -1,5 +1,5 @@
 import { api, ApiError, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
-import { announce, field, formatDate, h, valueOf } from "../dom.ts"
+import { announce, field, formatDate, h, plural, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { memoriesById, spaceHeader } from "./spaceNav.ts"
 
@@ -14,6 +14,16 @@ interface Filters {
   /** Comma-separated, as typed: memories carrying any of them. */
   readonly tags: string
 }
+
+/** What the space's flag rules found in a memory when it was stored (its `metadata.security_flags`). */
+const flagsOf = (memory: unknown) => strings(fieldOf(memory, "metadata"), "security_flags")
+
+/** A mark beside a flagged memory's text: recalled, it is shown to models as data, never as instructions. */
+const flagMark = (flags: ReadonlyArray<string>) =>
+  flags.length === 0
+    ? null
+    : h("span", { class: "flag", title: "A rule flagged this text when it was stored; models are shown it as data only." },
+      `Flagged: ${flags.join(", ")}`)
 
 const tagList = (typed: string) => typed.split(",").map((t) => t.trim()).filter((t) => t !== "")
 
@@ -51,6 +61,7 @@ const detail = async (spaceId: string, memoryId: string, refresh: () => void) =>
   return h("section", { class: "card", "aria-labelledby": "memory-title", id: "memory-detail" },
     h("h2", { id: "memory-title" }, `Memory ${memoryId}`),
     h("p", {}, `${str(memory, "type")} · ${str(memory, "state")} · ${formatDate(str(memory, "date"))}`),
+    flagsOf(memory).length > 0 ? h("p", {}, flagMark(flagsOf(memory))) : null,
     strings(memory, "tags").length > 0 ? h("p", {}, `Tags: ${strings(memory, "tags").join(", ")}`) : null,
     form,
     toggle,
@@ -75,7 +86,7 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
     const params = new URLSearchParams(Object.entries({ ...f, ...(open ? { open } : {}) }).filter(([, v]) => v !== ""))
     return `#/spaces/${encodeURIComponent(spaceId)}?${params}`
   }
-  const rows: Array<{ id: string; text: string; type: string; state: string; tags: string; date: string; score: string }> = []
+  const rows: Array<{ id: string; text: string; type: string; state: string; tags: string; date: string; score: string; flags: ReadonlyArray<string> }> = []
   const tags = tagList(filters.tags)
   // A filter the API refuses (a reserved tag, say) is reported; the form stays to correct it.
   let refused: string | null = null
@@ -93,7 +104,10 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
       for (const r of list(answer, "results")) {
         const relevance = numOrNull(r, "relevance_score")
         const score = relevance === null ? "" : relevance.toFixed(3)
-        rows.push({ id: str(r, "memory_id"), text: str(r, "content"), type: str(r, "memory_type"), state: "active", tags: "", date: str(r, "created_at"), score })
+        rows.push({
+          id: str(r, "memory_id"), text: str(r, "content"), type: str(r, "memory_type"), state: "active", tags: "", date: str(r, "created_at"), score,
+          flags: flagsOf(r)
+        })
       }
     } else {
       const params = new URLSearchParams({
@@ -107,7 +121,7 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
       for (const m of list(answer, "items")) {
         rows.push({
           id: str(m, "id"), text: str(m, "text"), type: str(m, "type"), state: str(m, "state"),
-          tags: strings(m, "tags").join(", "), date: str(m, "date"), score: ""
+          tags: strings(m, "tags").join(", "), date: str(m, "date"), score: "", flags: flagsOf(m)
         })
       }
     }
@@ -139,12 +153,12 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
       : rows.length === 0
       ? h("p", { class: "empty" }, filters.q ? "Nothing recalled for that search." : "No memories match.")
       : h("table", { class: "memories" },
-        h("caption", {}, filters.q ? `${rows.length} memories recalled, best first` : `${rows.length} memories, newest first`),
+        h("caption", {}, filters.q ? `${plural(rows.length, "memory", "memories")} recalled, best first` : `${plural(rows.length, "memory", "memories")}, newest first`),
         // Retrieve's results carry no tags: the column is the list's only.
         h("thead", {}, h("tr", {}, ...["Memory", "Layer", "State", ...(filters.q ? ["Score"] : ["Tags", "Date"]), ""].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, rows.map((row) =>
           h("tr", { "data-memory-id": row.id },
-            h("td", {}, row.text),
+            h("td", {}, row.text, row.flags.length > 0 ? " " : null, flagMark(row.flags)),
             h("td", {}, row.type),
             h("td", {}, row.state),
             filters.q ? h("td", { class: "score-cell" }, row.score) : [h("td", {}, row.tags), h("td", {}, formatDate(row.date))],

@@ -1,5 +1,5 @@
 import { api, bool, list, str } from "../api.ts"
-import { announce, field, formatDate, h, valueOf } from "../dom.ts"
+import { announce, field, formatDate, h, plural, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
 /** The organization's spaces: list, create, delete. */
@@ -21,7 +21,8 @@ export const spacesPage = async (refresh: () => void) => {
     }, "Delete")
     return h("tr", {},
       h("td", {}, h("a", { href: `#/spaces/${encodeURIComponent(id)}` }, id)),
-      h("td", {}, str(space, "name")),
+      // The name opens the space too (the id is what the API takes; the name is what people look for).
+      h("td", {}, str(space, "name") === "" ? "" : h("a", { href: `#/spaces/${encodeURIComponent(id)}`, tabindex: "-1" }, str(space, "name"))),
       h("td", {}, str(space, "space_type")),
       h("td", {}, bool(space, "shared") ? "shared with you" : "own"),
       h("td", {}, formatDate(str(space, "created_at"))),
@@ -47,7 +48,7 @@ export const spacesPage = async (refresh: () => void) => {
     rows.length === 0
       ? h("p", {}, "No spaces yet: create one above, or record a memory through the API.")
       : h("table", {},
-        h("caption", {}, `${rows.length} spaces`),
+        h("caption", {}, plural(rows.length, "space")),
         h("thead", {}, h("tr", {}, ...["Id", "Name", "Type", "Owner", "Created", ""].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, rows)))
 }
