@@ -52,7 +52,8 @@ const Announce = Layer.effectDiscard(
   })
 )
 
-const Http = Layer.unwrapEffect(
+/** The API's HTTP server on HOST:PORT, with the connection guard. */
+export const Http = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     NodeHttpServer.layer(() => {
       // Headers must arrive within 20 s; a body slower than the minimum rate is cut off with 408 (BodyGuard.ts).

@@ -64,6 +64,21 @@ try {
       "wake-worker": join(root, "src/retrieval/WakeWorker.ts")
     }
   })
+  // The package's entry points (`engram/client`, `engram/testing`, `engram/layers`), for programs that import Engram:
+  // every dependency stays in node_modules, effect too, so a program's own effect is the one these use. Beside the
+  // workers, which the node they start finds next to its code. Their types: `npm run build` or `npm pack` (dist-types/).
+  await build({
+    ...common,
+    external: [...Object.keys(pkg.dependencies), ...alsoExternal],
+    plugins: [],
+    entryPoints: {
+      client: join(root, "src/client/index.ts"),
+      testing: join(root, "src/testing/index.ts"),
+      layers: join(root, "layers/index.ts")
+    },
+    splitting: true,
+    chunkNames: "lib-[name]-[hash]"
+  })
   // The web console's script (served at /console/app.js).
   await build({ ...consoleBuildOptions(root), outfile: join(dist, "console", "app.js") })
   writeFileSync(join(dist, "build.json"), JSON.stringify({ newest_source_ms: newestSource(root) }))

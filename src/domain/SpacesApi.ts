@@ -8,14 +8,17 @@ import { Page } from "./Strict.ts"
 
 const SpacePath = Schema.Struct({ space_id: PathSegment })
 
+/** The query of `GET /v1/spaces`: a page, optionally of one type or project. */
+export const SpaceListQuery = Schema.Struct({
+  ...Page(100, 1000).fields,
+  space_type: Schema.optional(SpaceType),
+  project_id: Schema.optional(PathSegment)
+})
+
 export class SpacesApi extends HttpApiGroup.make("spaces")
   .add(
     HttpApiEndpoint.get("list", "/v1/spaces")
-      .setUrlParams(Schema.Struct({
-        ...Page(100, 1000).fields,
-        space_type: Schema.optional(SpaceType),
-        project_id: Schema.optional(PathSegment)
-      }))
+      .setUrlParams(SpaceListQuery)
       .addSuccess(SpaceList)
   )
   .add(
