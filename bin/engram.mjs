@@ -23,8 +23,9 @@ if (process.arch === "x64" || process.arch === "arm64") {
 // moment (compromise in the extraction worker, start-up paths). Measured on a fresh node's 500 long turns
 // (docs/footprint.md): 112 -> 120 turns/s and 14.5 -> 13.1 ms of CPU per turn (five alternated runs each); in four
 // more, 300 retrieves after them took p50/p95 12.9/20.8 ms before and 12.1/19.2 ms after; bench:locomo's recall is
-// identical. Hot code is still optimized, a little later.
-setFlagsFromString("--interrupt-budget=270336")
+// identical. Hot code is still optimized, a little later. V8 12 and later (Node 22, 24) have no such flag and say so on stderr at
+// every start: there V8's own budget stays.
+if (Number(process.versions.v8.split(".")[0]) < 12) setFlagsFromString("--interrupt-budget=270336")
 // The JavaScript heap grows by a fifth of what is live after each full collection, not by V8's default (up to
 // several times): a recall leaves about 200 KB of garbage, and with the default a node that had just woken a
 // 100,000-memory space grew from 464-499 MB to 591-638 MB over 600 recalls, all of it garbage awaiting a full

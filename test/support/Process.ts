@@ -93,10 +93,10 @@ export interface Running {
 /** Starts `engram serve` (on `port`, or a free one; in `cwd`, or this one) and waits until /health answers. */
 export const startServer = async (
   env: Record<string, string>,
-  options: { readonly port?: number; readonly cwd?: string } = {}
+  options: { readonly port?: number; readonly cwd?: string; readonly node?: string } = {}
 ): Promise<Running> => {
   const port = options.port ?? await freePort()
-  const child = spawn(process.execPath, [BIN, "serve"], {
+  const child = spawn(options.node ?? process.execPath, [BIN, "serve"], {
     env: environment({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
     stdio: ["ignore", "pipe", "pipe"],
     ...(options.cwd === undefined ? {} : { cwd: options.cwd })
