@@ -16,6 +16,8 @@ import { arg, percentile, startBenchServer } from "./BenchServer.ts"
 const file = arg("--data", "../shared/bench/locomo-dev.json")!
 const asJson = process.argv.includes("--json")
 const consolidate = process.argv.includes("--consolidate")
+/** With --consolidate: print each question whose consolidated block covers less evidence than the raw one, and both blocks. */
+const showLosses = process.argv.includes("--losses")
 const conversations = parseLocomo(JSON.parse(readFileSync(file, "utf8")))
 const server = await startBenchServer({ CONSOLIDATION: consolidate ? "on" : "off" })
 const meter = new RecallMeter()
@@ -92,8 +94,16 @@ try {
         const seen = new Set(results.flatMap((r: any) => diaIds.get(r.memory_id) ?? []))
         return q.evidence.filter((id) => seen.has(id)).length / q.evidence.length
       }
-      const raw = covered((await block({ memory_type: ["fact"], prefer_observations: false })).results)
-      const consolidated = covered((await block({})).results)
+      const rawBlock = await block({ memory_type: ["fact"], prefer_observations: false })
+      const consolidatedBlock = await block({})
+      const raw = covered(rawBlock.results)
+      const consolidated = covered(consolidatedBlock.results)
+      if (showLosses && consolidated < raw) {
+        const line = (r: any) => `  ${r.memory_id} ${r.type ?? r.memory_type} [${(diaIds.get(r.memory_id) ?? []).join(" ")}] ${String(r.content).slice(0, 100)}`
+        console.error(`LOSS conversation ${n} "${q.question}" evidence [${q.evidence.join(" ")}] raw ${raw.toFixed(2)} consolidated ${consolidated.toFixed(2)}`)
+        console.error(` raw block (${rawBlock.results.length}):\n${rawBlock.results.map(line).join("\n")}`)
+        console.error(` consolidated block (${consolidatedBlock.results.length}):\n${consolidatedBlock.results.map(line).join("\n")}`)
+      }
       for (const tally of [budgeted, halfBudgeted[half]!]) {
         tally.raw += raw
         tally.consolidated += consolidated

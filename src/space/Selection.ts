@@ -80,6 +80,15 @@ export interface Scored {
  * naming the note and why; otherwise the facts keep their places and the
  * note, which would only say them again in more words, is the one reported
  * as `dedup`. A fact is never dropped for a note that ranks below it.
+ *
+ * A note that stays ranks no higher than the best of its facts would for this
+ * query (an unranked fact counts at the lowest candidate's score): it says
+ * again what they say, so words it adds around them (the dates it labels them
+ * with, its other facts' words) do not lift it above facts that answer the
+ * query better. Measured (`bench:locomo --consolidate`, 2026-11-29): a note
+ * labelled "(15 April 2022)" ranked fourth for "What physical transformation
+ * did Nate undergo in April 2022?" though its two facts were not among the
+ * first 23, and pushed an evidence fact out of a 1,000-token block.
  */
 export const select = (
   ranked: ReadonlyArray<Scored>,
@@ -140,9 +149,15 @@ export const select = (
     for (const hit of ranked) {
       if (dropped.has(hit.id) || placed.has(hit.id)) continue
       placed.add(hit.id)
-      out.push(hit)
+      const sources = typeOf(hit.id) === "fact" ? undefined : sourcesOf(hit.id)
+      // A note says again what its facts say: it ranks no higher for this query than the best of them would.
+      const cap = sources === undefined || sources.length === 0
+        ? Number.POSITIVE_INFINITY
+        : sources.reduce((max, id) => Math.max(max, scoreOf.get(id) ?? floor), Number.NEGATIVE_INFINITY)
+      out.push(hit.score > cap ? { id: hit.id, score: cap } : hit)
     }
-    kept = out
+    // Stable: a note capped at its best fact's score comes right after memories of that score.
+    kept = out.sort((a, b) => b.score - a.score)
   }
   if (recall.minScore !== null) {
     const floor = recall.minScore

@@ -57,6 +57,16 @@ describe("a note against the facts behind it", () => {
     expect(dedup(chosen)).toEqual([["n1", "its 2 facts serve this query better per token (score 0.9000 in 60 tokens for the 30 of its 2 facts)"]])
   })
 
+  it("ranks no higher than the best of its facts: facts that answer better stay above it", () => {
+    // n1 stands in for f1 and f2 (0.9 * 30 >= (0.3 + 0.3) * 10), but its facts rank at 0.3 at best (f2 unranked: the
+    // lowest candidate's score), so it is placed there, after f3 and f4, and reported at that score.
+    const chosen = choose([["n1", 0.9], ["f3", 0.7], ["f4", 0.6], ["f1", 0.3]], { n1: 10, f1: 15, f2: 15, f3: 10, f4: 10 })
+    expect(chosen.included).toEqual([{ id: "f3", score: 0.7 }, { id: "f4", score: 0.6 }, { id: "n1", score: 0.3 }])
+    expect(dedup(chosen)).toEqual([["f1", "covered by n1, which ranks at or above it (score 0.9000 against 0.3000) in 10 tokens for the 30 of its 2 facts"]])
+    // Without the preference nothing is weighed or moved.
+    expect(ids(choose([["n1", 0.9], ["f3", 0.7], ["f1", 0.3]], { n1: 10, f1: 15, f2: 15, f3: 10 }, { preferObservations: false }))).toEqual(["n1", "f3", "f1"])
+  })
+
   it("counts a fact ranked below the candidates at the lowest candidate's score", () => {
     // f2 is not ranked: it counts at 0.1. 0.9 * 30 >= (0.8 + 0.1) * 25, so the note stands in for f1.
     const stands = choose([["n1", 0.9], ["f1", 0.8], ["f3", 0.1]], { n1: 25, f1: 15, f2: 15, f3: 10 })
