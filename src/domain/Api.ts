@@ -1,6 +1,7 @@
 /** The whole HTTP contract, shared by the server, the OpenAPI document and typed clients. */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ENGRAM_VERSION } from "./Version.ts"
+import { OPERATION_DOCS } from "./OperationDocs.ts"
 import { Authentication } from "./Principal.ts"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { AuthApi, LogoutApi, SwitchApi } from "./AuthApi.ts"
@@ -97,9 +98,13 @@ const withSecurityAndSummaries = (spec: Record<string, unknown>): Record<string,
       if (Object.keys(operation).length === 0) continue
       const key = `${method} ${path}`
       const name = names.get(key)
+      const [summary, description] = OPERATION_DOCS[key] ?? []
       operations[method] = {
         ...operation,
-        ...(typeof operation.summary === "string" && operation.summary !== "" ? {} : name === undefined ? {} : { summary: sentenceOf(name) }),
+        ...(typeof operation.summary === "string" && operation.summary !== ""
+          ? {}
+          : summary !== undefined && summary !== "" ? { summary } : name === undefined ? {} : { summary: sentenceOf(name) }),
+        ...(typeof operation.description === "string" && operation.description !== "" ? {} : description === undefined ? {} : { description }),
         ...(authenticated.has(key) && !(Array.isArray(operation.security) && operation.security.length > 0) ? { security: [{ bearer: [] }] } : {})
       }
     }

@@ -178,6 +178,8 @@ eachProfile("error envelope and request ids", (it) => {
         ["get", "post", "put", "patch", "delete"].filter((m) => item[m] !== undefined).map((m) => ({ key: `${m.toUpperCase()} ${path}`, operation: item[m] })))
       expect(operations.length).toBeGreaterThan(100)
       expect(operations.filter(({ operation }) => typeof operation.summary !== "string" || operation.summary === "").map(({ key }) => key)).toEqual([])
+      // And a description, from the contract's words (src/domain/OperationDocs.ts) or the route's own.
+      expect(operations.filter(({ operation }) => typeof operation.description !== "string" || operation.description === "").map(({ key }) => key)).toEqual([])
       expect(operations.filter(({ operation }) => !(operation.security?.length > 0)).map(({ key }) => key).sort()).toEqual([
         "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource", "GET /health",
         "GET /oauth/authorize", "GET /ready", "GET /v1/space-types", "POST /auth/login", "POST /auth/signup",
