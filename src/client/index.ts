@@ -22,6 +22,8 @@ import { CreateSpaceRequest } from "../domain/Spaces.ts"
 import { SpaceListQuery } from "../domain/SpacesApi.ts"
 
 export { EngramApi }
+/** The contract on the wire, for plain `fetch` callers: `WireBody<"POST", "/v1/retrieve">`, `WireAnswer<...>`. */
+export type { RouteOf, WireAnswer, WireBody, WireMethod, WireRoutes } from "./Wire.ts"
 export * as Errors from "../domain/Errors.ts"
 
 /** What a client needs: where Engram listens, and a key (or a session token) to send as the bearer. */

@@ -47,5 +47,20 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
   return undefined
 }
 
+/** The UTF-8 size of a string, counted without encoding it (the domain runs in browsers too). */
+export const utf8Bytes = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) bytes += 1
+    else if (code < 0x800) bytes += 2
+    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4
+      i++
+    } else bytes += 3
+  }
+  return bytes
+}
+
 /** The UTF-8 size of a value serialized as JSON. */
-export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
+export const jsonBytes = (value: unknown): number => utf8Bytes(JSON.stringify(value) ?? "")

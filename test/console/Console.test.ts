@@ -170,7 +170,7 @@ if (CHROMIUM !== undefined) eachProfile("web console", (it) => {
       yield* ui(() => page.locator(".history li", { hasText: "edited" }).waitFor())
       expect(yield* ui(() => page.locator(".history li", { hasText: "edited" }).innerText())).toContain("in March 2024. (active)")
       yield* check(page, "memory")
-      const byId = `/v1/spaces/${spaceId}/memories?ids=${memoryId}&state=all&prefer_observations=false`
+      const byId = `/v1/spaces/${spaceId}/memories?ids=${memoryId}&state=all&prefer_observations=false` as const
       const afterEdit = yield* call("GET", byId, { token: owner.token })
       expect(afterEdit.body.items[0].text).toBe("Priya adopted a grey cat named Miso in March 2024; Miso is shy.")
 

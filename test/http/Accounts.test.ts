@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { addMember, call, createKey, signup, uniqueEmail } from "../support/Http.ts"
+import { addMember, call, callRaw, createKey, signup, uniqueEmail } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 eachProfile("accounts, sessions and organizations", (it) => {
@@ -114,7 +114,7 @@ eachProfile("accounts, sessions and organizations", (it) => {
       expect((yield* call("POST", "/v1/record", { token: key, json: { space_id: "left", content: "Written before leaving." } })).status).toBe(200)
       expect((yield* call("DELETE", `/v1/orgs/me/members/${leaving.userId}`, { token: admin.token })).status).toBe(204)
       for (const [method, path, json] of [["GET", "/v1/spaces", undefined], ["POST", "/v1/record", { space_id: "left", content: "Written after." }]] as const) {
-        const refused = yield* call(method, path, { token: key, ...(json ? { json } : {}) })
+        const refused = yield* callRaw(method, path, { token: key, ...(json ? { json } : {}) })
         expect(refused.status, path).toBe(401)
         expect(refused.body.error.code).toBe("unauthorized")
       }

@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { addMember, call, createKey, signup } from "../support/Http.ts"
+import { addMember, call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const expect401 = (reply: { status: number; body: any; headers: Record<string, string> }, code: string) => {
@@ -113,7 +113,7 @@ eachProfile("API keys", (it) => {
           ["POST", "/auth/logout", undefined]
         ] as const
       ) {
-        const reply = yield* call(method, path, { token: key.raw_key, ...(json ? { json } : {}) })
+        const reply = yield* callRaw(method, path, { token: key.raw_key, ...(json ? { json } : {}) })
         expect(reply.status, `${method} ${path}`).toBe(401)
         expect(reply.body.error.code, `${method} ${path}`).toBe("session_required")
       }

@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import * as XLSX from "xlsx"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, "../fixtures/documents", name))
@@ -190,7 +190,7 @@ eachProfile("document uploads", (it) => {
       expect(strategy.status).toBe(422)
       const unknown = yield* upload(key, spaceId, [{ name: "a.txt", bytes: "hello there" }], { colour: "blue" })
       expect(unknown.status).toBe(422)
-      const json = yield* call("POST", `/v1/spaces/${spaceId}/documents`, { token: key, json: { files: [] } })
+      const json = yield* call("POST", `/v1/spaces/${spaceId}/documents`, { token: key, offContract: { files: [] } })
       expect(json.status).toBe(400)
       // Nothing of the refused uploads was queued.
       const list = yield* call("GET", `/v1/spaces/${spaceId}/documents`, { token: key })
@@ -261,7 +261,7 @@ eachProfile("document uploads", (it) => {
       const theirs = (yield* createKey(stranger.token)).raw_key
       const paths = [`/v1/spaces/${spaceId}/documents`, `/v1/spaces/${spaceId}/entities`, `/v1/spaces/${spaceId}/graph`]
       for (const path of paths) {
-        const reply = yield* call("GET", path, { token: theirs })
+        const reply = yield* callRaw("GET", path, { token: theirs })
         expect(reply.status, path).toBe(403)
         expect(reply.body.error.code).toBe("forbidden")
       }

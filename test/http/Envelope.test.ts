@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, signup } from "../support/Http.ts"
+import { call, callRaw, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const expectEnvelope = (reply: { status: number; headers: Record<string, string>; body: any }, status: number, code: string) => {
@@ -28,7 +28,7 @@ eachProfile("error envelope and request ids", (it) => {
 
   it.effect("a sane client request id is echoed, an unsafe one replaced", () =>
     Effect.gen(function*() {
-      const echoed = yield* call("GET", "/v1/nothing-here", { headers: { "x-request-id": "trace-42.a:b_c" } })
+      const echoed = yield* callRaw("GET", "/v1/nothing-here", { headers: { "x-request-id": "trace-42.a:b_c" } })
       expect(echoed.headers["x-request-id"]).toBe("trace-42.a:b_c")
       expect(echoed.body.error.request_id).toBe("trace-42.a:b_c")
       const replaced = yield* call("GET", "/health", { headers: { "x-request-id": "x".repeat(200) } })
@@ -71,7 +71,7 @@ eachProfile("error envelope and request ids", (it) => {
 
   it.effect("a missing required field is 400 bad_request naming it", () =>
     Effect.gen(function*() {
-      const reply = yield* call("POST", "/auth/signup", { json: { email: "a@b.example", password: "long enough" } })
+      const reply = yield* call("POST", "/auth/signup", { offContract: { email: "a@b.example", password: "long enough" } })
       expectEnvelope(reply, 400, "bad_request")
       expect(reply.body.error.message).toContain("org_name")
     }))
@@ -79,7 +79,7 @@ eachProfile("error envelope and request ids", (it) => {
   it.effect("an unknown field is 422 validation_error naming it", () =>
     Effect.gen(function*() {
       const reply = yield* call("POST", "/auth/signup", {
-        json: { email: "a@b.example", password: "long enough", org_name: "x", colour: "blue" }
+        offContract: { email: "a@b.example", password: "long enough", org_name: "x", colour: "blue" }
       })
       expectEnvelope(reply, 422, "validation_error")
       expect(reply.body.error.message).toContain("colour")
@@ -93,13 +93,13 @@ eachProfile("error envelope and request ids", (it) => {
         "validation_error"
       )
       expectEnvelope(
-        yield* call("POST", "/auth/signup", { json: { email: "a@b.example", password: 12345678, org_name: "x" } }),
+        yield* call("POST", "/auth/signup", { offContract: { email: "a@b.example", password: 12345678, org_name: "x" } }),
         422,
         "validation_error"
       )
       const owner = yield* signup()
       expectEnvelope(
-        yield* call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: "staging" } }),
+        yield* call("POST", "/v1/api-keys", { token: owner.token, offContract: { name: "k", env: "staging" } }),
         422,
         "validation_error"
       )
@@ -124,16 +124,16 @@ eachProfile("error envelope and request ids", (it) => {
 
   it.effect("unknown routes are 404 not_found and wrong methods 405 with Allow", () =>
     Effect.gen(function*() {
-      expectEnvelope(yield* call("GET", "/v1/does-not-exist"), 404, "not_found")
-      expectEnvelope(yield* call("POST", "/nothing-here"), 404, "not_found")
+      expectEnvelope(yield* callRaw("GET", "/v1/does-not-exist"), 404, "not_found")
+      expectEnvelope(yield* callRaw("POST", "/nothing-here"), 404, "not_found")
       // "/" is the web console's page: other methods on it are 405 like any known path's.
-      const onConsole = yield* call("POST", "/")
+      const onConsole = yield* callRaw("POST", "/")
       expectEnvelope(onConsole, 405, "method_not_allowed")
       expect(onConsole.headers["allow"]).toBe("GET")
-      const wrong = yield* call("DELETE", "/v1/api-keys")
+      const wrong = yield* callRaw("DELETE", "/v1/api-keys")
       expectEnvelope(wrong, 405, "method_not_allowed")
       expect(wrong.headers["allow"]).toBe("GET, POST")
-      expectEnvelope(yield* call("PUT", "/v1/spaces/abc"), 405, "method_not_allowed")
+      expectEnvelope(yield* callRaw("PUT", "/v1/spaces/abc"), 405, "method_not_allowed")
     }))
 
   it.effect("bad input never becomes a 500", () =>
@@ -150,7 +150,7 @@ eachProfile("error envelope and request ids", (it) => {
         ["/auth/login", "{\"email\": \"" + "a".repeat(5000) + "@x.io\", \"password\": \"x\"}"]
       ]
       for (const [path, raw] of inputs) {
-        const reply = yield* call("POST", path, { raw, token: owner.token })
+        const reply = yield* callRaw("POST", path, { raw, token: owner.token })
         expect(reply.status, `${path} ${raw.slice(0, 40)}`).toBeGreaterThanOrEqual(400)
         expect(reply.status, `${path} ${raw.slice(0, 40)}`).toBeLessThan(500)
         expect(reply.body.error.request_id).toBe(reply.headers["x-request-id"])
@@ -165,7 +165,7 @@ eachProfile("error envelope and request ids", (it) => {
       const types = yield* call("GET", "/v1/space-types")
       expect(types.status).toBe(200)
       expect(types.body.items.map((t: any) => t.space_type)).toContain("general")
-      const openapi = yield* call("GET", "/openapi.json")
+      const openapi = yield* callRaw("GET", "/openapi.json")
       expect(openapi.status).toBe(200)
       expect(openapi.body.openapi).toMatch(/^3\./)
       expect(Object.keys(openapi.body.paths)).toEqual(
@@ -189,7 +189,7 @@ eachProfile("error envelope and request ids", (it) => {
       // The document's version is the package's.
       const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
       expect(openapi.body.info.version).toBe(pkg.version)
-      const docs = yield* call("GET", "/docs")
+      const docs = yield* callRaw("GET", "/docs")
       expect(docs.status).toBe(200)
       expect(docs.headers["content-type"]).toContain("text/html")
       // Its script is inline, and the reference is told not to fetch its fonts (the console's browser test loads the page).
@@ -201,7 +201,7 @@ eachProfile("error envelope and request ids", (it) => {
 
   it.effect("the OpenAPI document describes the proxy's three routes and /mcp, with their security and X-Svc-* headers", () =>
     Effect.gen(function*() {
-      const openapi = (yield* call("GET", "/openapi.json")).body
+      const openapi = (yield* callRaw("GET", "/openapi.json")).body
       const schemes = openapi.components.securitySchemes
       expect(schemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
       expect(schemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })

@@ -14,7 +14,7 @@ import { Embedder } from "../../services/embedder/Embedder.ts"
 import { MemoryRepo } from "../../services/store/MemoryRepo.ts"
 import { newMemoryId } from "../../services/store/MemoryRows.ts"
 import { OrgId, SpaceId } from "../../src/domain/Ids.ts"
-import { type Account, addMember, call, createKey, signup } from "../support/Http.ts"
+import { type Account, addMember, call, callRaw, createKey, signup } from "../support/Http.ts"
 import { embedded } from "../support/Profiles.ts"
 import { whereStored } from "../support/Leaks.ts"
 import { eachProfile } from "../support/Suite.ts"
@@ -126,15 +126,15 @@ eachProfile("exports and imports", (it) => {
       ] as const
       for (const [method, path] of routes) {
         const body = path.endsWith("/imports") && method === "POST" ? { raw: "x", headers: NDJSON } : {}
-        const viaKey = yield* call(method, path, { token: key, ...body })
+        const viaKey = yield* callRaw(method, path, { token: key, ...body })
         expect(viaKey.status, `${method} ${path}`).toBe(401)
         expect(viaKey.body.error.code).toBe("session_required")
-        const viaMember = yield* call(method, path, { token: member.token, ...body })
+        const viaMember = yield* callRaw(method, path, { token: member.token, ...body })
         expect(viaMember.status, `${method} ${path}`).toBe(403)
         expect(viaMember.body.error.code).toBe("insufficient_role")
       }
       // The routes are in the OpenAPI document.
-      const paths = Object.keys((yield* call("GET", "/openapi.json")).body.paths)
+      const paths = Object.keys((yield* callRaw("GET", "/openapi.json")).body.paths)
       expect(paths).toEqual(expect.arrayContaining([
         "/v1/spaces/{space_id}/exports",
         "/v1/spaces/{space_id}/exports/{job_id}/download",

@@ -5,6 +5,7 @@
  * facts naming its topics) and with an extraction model (a stand-in speaking
  * the OpenAI wire protocol that records the prompt it is sent).
  */
+import type { WireBody } from "../../src/client/Wire.ts"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import { createServer } from "node:http"
@@ -29,10 +30,10 @@ const setup = Effect.gen(function*() {
   const key = (yield* createKey(owner.token)).raw_key
   const spaceId = unique("ext")
   expect((yield* call("POST", "/v1/spaces", { token: key, json: { space_id: spaceId } })).status).toBe(201)
-  return { owner, key, spaceId, path: `/v1/spaces/${spaceId}/extraction-settings` }
+  return { owner, key, spaceId, path: `/v1/spaces/${spaceId}/extraction-settings` as const }
 })
 
-const putSettings = (owner: Account, path: string, json: Record<string, unknown>) =>
+const putSettings = (owner: Account, path: `/v1/spaces/${string}/extraction-settings`, json: WireBody<"PUT", `/v1/spaces/${string}/extraction-settings`>) =>
   call("PUT", path, { token: owner.token, json }).pipe(
     Effect.tap((reply) => expect(reply.status, reply.text).toBe(200))
   )

@@ -6,7 +6,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const setup = Effect.gen(function*() {
@@ -21,7 +21,7 @@ const setup = Effect.gen(function*() {
       return Effect.succeed(reply.body)
     })
   const entities = Effect.map(call("GET", `/v1/spaces/${spaceId}/entities`, { token: key }), (r) => r.body)
-  const graph = (query = "") => call("GET", `/v1/spaces/${spaceId}/graph${query}`, { token: key })
+  const graph = (query = "") => callRaw("GET", `/v1/spaces/${spaceId}/graph${query}`, { token: key })
   return { key, spaceId, record, entities, graph }
 })
 

@@ -10,7 +10,7 @@
 import { expect } from "@effect/vitest"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, FastCheck as fc } from "effect"
-import { call, type CallOptions, createKey, type Reply, signup, uniqueEmail } from "../support/Http.ts"
+import { call, callRaw, type RawOptions, createKey, type Reply, signup, uniqueEmail } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const MARK = "Qzx7"
@@ -81,8 +81,8 @@ const mcp = (fx: Fixture, args: Record<string, unknown>) =>
 const toolError = (reply: Reply): { code: string; message: string } | undefined =>
   reply.body?.result?.isError === true ? JSON.parse(reply.body.result.content[0].text).error : undefined
 
-const send = (label: string, method: "POST" | "PATCH" | "GET", path: string, options: CallOptions) =>
-  Effect.map(call(method, path, options), (reply): Sent => ({ reply, label }))
+const send = (label: string, method: "POST" | "PATCH" | "GET", path: string, options: RawOptions) =>
+  Effect.map(callRaw(method, path, options), (reply): Sent => ({ reply, label }))
 
 const noRecall = { "x-svc-memory": "false" }
 
@@ -304,7 +304,7 @@ const JSON_ROUTES: ReadonlyArray<{
   { name: "record async", metadata: true, build: (fx, text, metadata) => ({ path: "/v1/record", token: fx.key, body: { space_id: fx.spaceId, content: text, metadata, async: true } }) },
   { name: "batch", metadata: true, build: (fx, text, metadata) => ({ path: "/v1/record/batch", token: fx.key, body: { space_id: fx.spaceId, items: [{ content: text, metadata }] } }) },
   { name: "legacy add", metadata: true, build: (fx, text, metadata) => ({ path: "/v1/memories", token: fx.key, body: { space_id: fx.spaceId, content: text, metadata } }) },
-  { name: "PATCH memory", metadata: true, build: (fx, text, metadata) => ({ path: `/v1/spaces/${fx.spaceId}/memories/${fx.memoryId}`, token: fx.key, patch: true, body: { text, metadata } }) },
+  { name: "PATCH memory", metadata: true, build: (fx, text, metadata) => ({ path: `/v1/spaces/${fx.spaceId}/memories/${fx.memoryId}` as const, token: fx.key, patch: true, body: { text, metadata } }) },
   { name: "MCP record", metadata: true, build: (fx, text, metadata) => ({ path: "/mcp", token: fx.key, tool: true, body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "record", arguments: { space_id: fx.spaceId, content: text, metadata } } } }) },
   { name: "chat completions", metadata: false, build: (fx, text) => ({ path: "/v1/chat/completions", token: fx.key, body: { space_id: fx.spaceId, memory: false, messages: [{ role: "user", content: text }] } }) },
   { name: "responses", metadata: false, build: (fx, text) => ({ path: "/v1/responses", token: fx.key, body: { space_id: fx.spaceId, memory: false, input: text } }) },

@@ -77,7 +77,7 @@ eachProfile("memory injection figures", (it) => {
       expect((yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaces.stable, query: "tomatoes" } })).status).toBe(200)
       const after = yield* call("GET", "/v1/usage/breakdown", { token: owner.token })
       expect(after.body.memory_injection.injections).toBe(4)
-      const bad = yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaces.stable, query: "x", format: "block", block_order: "random" } })
+      const bad = yield* call("POST", "/v1/retrieve", { token: key, offContract: { space_id: spaces.stable, query: "x", format: "block", block_order: "random" } })
       expect(bad.status).toBe(422)
       expect(bad.body.error.code).toBe("validation_error")
       // The proxy takes it as a tunable; a header that does not parse is 400 invalid_tunable.

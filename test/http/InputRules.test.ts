@@ -8,7 +8,7 @@ import { expect } from "@effect/vitest"
 import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { request as httpRequest } from "node:http"
-import { call, createKey, type Reply, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, type Reply, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
@@ -144,7 +144,7 @@ eachProfile("input rules at the edge", (it) => {
       ]
       for (const [poison, char] of POISONS) {
         for (const [label, method, path, body, token] of cases(`${MARK} ${char} tail`)) {
-          const reply = yield* call(method, path, { json: body, ...(token === "" ? {} : { token }) })
+          const reply = yield* callRaw(method, path, { json: body, ...(token === "" ? {} : { token }) })
           expectRefused(reply, 422, "validation_error", `${poison} in ${label} of ${method} ${path}`)
           expect(reply.body.error.message, `${poison} in ${label}`).toContain(label)
         }
@@ -163,13 +163,13 @@ eachProfile("input rules at the edge", (it) => {
         `/v1/spaces/${spaceId}/users/${MARK}%00/profile`,
         `/v1/spaces/${MARK}%00/memories`
       ]) {
-        const reply = yield* call("GET", path, { token: key })
+        const reply = yield* callRaw("GET", path, { token: key })
         expectRefused(reply, 422, "validation_error", path)
         expect(reply.body.error.message).toMatch(/^(q|user_id|space_id): must not contain NUL/)
       }
       // A lone surrogate cannot be percent-encoded as UTF-8; its WTF-8 bytes are not UTF-8.
       for (const path of [`/v1/spaces/${spaceId}/users/${MARK}%ED%A0%80/profile`, `/v1/spaces/${spaceId}/memories?q=%FF${MARK}`]) {
-        const reply = yield* call("GET", path, { token: key })
+        const reply = yield* callRaw("GET", path, { token: key })
         expectRefused(reply, 400, "bad_request", path)
         expect(reply.body.error.message).toContain("not valid UTF-8")
       }
@@ -230,7 +230,7 @@ eachProfile("input rules at the edge", (it) => {
         ["application/octet-stream", "{}"]
       ] as const) {
         for (const path of ["/v1/record", "/v1/chat/completions", "/mcp", "/auth/signup"]) {
-          const reply = yield* call("POST", path, { token: key, raw, headers: { "content-type": type } })
+          const reply = yield* callRaw("POST", path, { token: key, raw, headers: { "content-type": type } })
           expectRefused(reply, 400, "bad_request", `${type} to ${path}`)
           expect(reply.body.error.message).toBe(`the request body must be JSON (application/json), not ${type.split(";")[0]}`)
         }
@@ -253,7 +253,7 @@ eachProfile("input rules at the edge", (it) => {
         for (let i = 1; i < levels; i++) value = { [`k${i}`]: value }
         return { top: value }
       }
-      const write = (metadata: unknown) => call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: "Lia sails.", metadata, async: true } })
+      const write = (metadata: unknown) => call("POST", "/v1/record", { token: key, offContract: { space_id: spaceId, content: "Lia sails.", metadata, async: true } })
       expect((yield* write(nested(32))).status).toBe(202)
       const deep = yield* write(nested(33))
       expectRefused(deep, 422, "validation_error", "33 levels")
@@ -289,15 +289,15 @@ eachProfile("input rules at the edge", (it) => {
       const long = `${MARK}${"w".repeat(400)}`
       const replies: ReadonlyArray<readonly [string, Effect.Effect<Reply, never, HttpClient.HttpClient>]> = [
         ["batch of 101", call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items: Array.from({ length: 101 }, () => ({ content: long })) } })],
-        ["content of a number", call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: 5, context: long } })],
+        ["content of a number", call("POST", "/v1/record", { token: key, offContract: { space_id: spaceId, content: 5, context: long } })],
         ["too long a content", call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: long.repeat(300) } })],
         ["a bad space_id", call("POST", "/v1/record", { token: key, json: { space_id: long, content: "x" } })],
         ["a bad timestamp", call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: "x", timestamp: long } })],
         ["an unknown long field", call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: "x", [long]: 1 } })],
-        ["a bad state", call("PATCH", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: key, json: { state: long } })],
-        ["a bad memory_type", call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "x", memory_type: [long] } })],
+        ["a bad state", call("PATCH", `/v1/spaces/${spaceId}/memories/${memoryId}`, { token: key, offContract: { state: long } })],
+        ["a bad memory_type", call("POST", "/v1/retrieve", { token: key, offContract: { space_id: spaceId, query: "x", memory_type: [long] } })],
         ["a bad limit", call("GET", `/v1/spaces/${spaceId}/memories?limit=${long}`, { token: key })],
-        ["a bad env", call("POST", "/v1/api-keys", { token: owner.token, json: { name: "k", env: long } })],
+        ["a bad env", call("POST", "/v1/api-keys", { token: owner.token, offContract: { name: "k", env: long } })],
         ["a bad email", call("POST", "/auth/signup", { json: { email: long, password: "long enough", org_name: "x" } })],
         ["a long model", call("POST", "/v1/chat/completions", { token: key, json: { model: long, messages: [{ role: "user", content: "hi" }] } })],
         ["a bad body tunable", call("POST", "/v1/chat/completions", { token: key, json: { memory_limit: long, messages: [{ role: "user", content: "hi" }] } })],

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
 import { LOCAL_MODEL_ID } from "../../services/llm/Catalog.ts"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 import { readFenced } from "../support/Fenced.ts"
 
@@ -306,7 +306,7 @@ eachProfile("MCP", (it) => {
       expect(error.request_id).toBe(toolCall.headers["x-request-id"])
 
       for (const method of ["GET", "DELETE"] as const) {
-        const reply = yield* call(method, "/mcp", { token: key, headers: accept })
+        const reply = yield* callRaw(method, "/mcp", { token: key, headers: accept })
         expect(reply.status).toBe(405)
         expect(reply.body.error.code).toBe("method_not_allowed")
         expect(reply.headers["allow"]).toBe("POST")

@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
-import { type Account, addMember, call, createKey, signup } from "../support/Http.ts"
+import { type Account, addMember, call, callRaw, createKey, signup } from "../support/Http.ts"
 import { MemoryProvider, REDIRECT } from "../support/McpOAuthProvider.ts"
 import * as Browser from "../support/OAuthBrowser.ts"
 import { authorizeUrl, type Choice, codeOf, pkce } from "../support/OAuthBrowser.ts"
@@ -146,10 +146,10 @@ eachProfile("MCP authorization (OAuth)", (it) => {
       })
       expect(proxied.body.issuer).toBe("https://memory.example.com")
       // A wrong method under /oauth is still the envelope's 405; only the protocol's own refusals are not.
-      const wrongMethod = yield* call("GET", "/oauth/token")
+      const wrongMethod = yield* callRaw("GET", "/oauth/token")
       expect(wrongMethod.status).toBe(405)
       expect(wrongMethod.body.error.code).toBe("method_not_allowed")
-      const openapi = yield* call("GET", "/openapi.json")
+      const openapi = yield* callRaw("GET", "/openapi.json")
       expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining([
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-authorization-server",

@@ -1,6 +1,7 @@
+import type { WireBody } from "../../src/client/Wire.ts"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, createKey, signup, waitForJob } from "../support/Http.ts"
+import { call, callRaw, createKey, signup, waitForJob } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
@@ -14,7 +15,7 @@ const setup = Effect.gen(function*() {
   return { owner, key: key.raw_key, spaceId }
 })
 
-const record = (key: string, body: Record<string, unknown>) => call("POST", "/v1/record", { token: key, json: body })
+const record = (key: string, body: WireBody<"POST", "/v1/record">) => call("POST", "/v1/record", { token: key, json: body })
 
 eachProfile("memories: writes, jobs, edits", (it) => {
   it.effect("a synchronous record answers the stored memories with their ids and types", () =>
@@ -100,7 +101,7 @@ eachProfile("memories: writes, jobs, edits", (it) => {
           ["GET", `/v1/spaces/${spaceId}/memories/mem_x/history`, undefined]
         ] as const
       ) {
-        const reply = yield* call(method, path, { token: otherKey.raw_key, ...(json ? { json } : {}) })
+        const reply = yield* callRaw(method, path, { token: otherKey.raw_key, ...(json ? { json } : {}) })
         expect(reply.status, `${method} ${path}`).toBe(403)
         expect(reply.body.error.code).toBe("forbidden")
       }
@@ -139,7 +140,7 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       const many = Array.from({ length: 101 }, () => ({ content: "x" }))
       const tooMany = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items: many } })
       expect(tooMany.status).toBe(422)
-      const missing = yield* call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId } })
+      const missing = yield* call("POST", "/v1/record/batch", { token: key, offContract: { space_id: spaceId } })
       expect(missing.status).toBe(400)
     }))
 
@@ -177,7 +178,7 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect(Object.keys(reply.body.usage).sort()).toEqual(["input_tokens", "output_tokens"])
       const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories`, { token: key })
       expect(listed.body.items[0]).toMatchObject({ id: reply.body.memory_id, context: "profile", metadata: { src: "import" } })
-      const missing = yield* call("POST", "/v1/memories", { token: key, json: { space_id: spaceId } })
+      const missing = yield* call("POST", "/v1/memories", { token: key, offContract: { space_id: spaceId } })
       expect(missing.status).toBe(400)
     }))
 
@@ -205,7 +206,7 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       const { key, spaceId } = yield* setup
       const stored = yield* record(key, { space_id: spaceId, content: "Maria volunteers at the homeless shelter on Sundays." })
       const id = stored.body.memories[0].memory_id
-      const path = `/v1/spaces/${spaceId}/memories/${id}`
+      const path = `/v1/spaces/${spaceId}/memories/${id}` as const
       const original = stored.body.memories[0].content
 
       const edited = yield* call("PATCH", path, { token: key, json: { text: "Maria volunteers at the animal shelter on Sundays.", tags: ["volunteering"] } })
@@ -227,23 +228,23 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       const back = yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "animal shelter" } })
       expect(back.body.results[0].memory_id).toBe(id)
 
-      const history = yield* call("GET", `${path}/history`, { token: key })
+      const history = yield* callRaw("GET", `${path}/history`, { token: key })
       expect(history.status).toBe(200)
       expect(history.body.entries.map((e: any) => e.change)).toEqual(["restored", "retired", "edited", "created"])
       expect(history.body.entries[2].previous.text).toBe(original)
       expect(history.body.entries[3].previous).toBeNull()
       for (const entry of history.body.entries) expect(Date.parse(entry.changed_at)).not.toBeNaN()
 
-      const bad = yield* call("PATCH", path, { token: key, json: { state: "deleted" } })
+      const bad = yield* call("PATCH", path, { token: key, offContract: { state: "deleted" } })
       expect(bad.status).toBe(422)
-      const unknown = yield* call("PATCH", path, { token: key, json: { colour: "red" } })
+      const unknown = yield* call("PATCH", path, { token: key, offContract: { colour: "red" } })
       expect(unknown.status).toBe(422)
 
       expect((yield* call("DELETE", path, { token: key })).status).toBe(204)
       const gone = yield* call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, query: "animal shelter" } })
       expect(gone.body.results.map((r: any) => r.memory_id)).not.toContain(id)
       expect((yield* call("DELETE", path, { token: key })).status).toBe(404)
-      expect((yield* call("GET", `${path}/history`, { token: key })).status).toBe(404)
+      expect((yield* callRaw("GET", `${path}/history`, { token: key })).status).toBe(404)
       expect((yield* call("PATCH", path, { token: key, json: { text: "x" } })).status).toBe(404)
     }))
 
@@ -281,12 +282,12 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect(all.body.items.map((m: any) => m.id)).toContain(questionId)
 
       // An edit cannot make a memory a question; it can make a question an ordinary, recalled memory.
-      const path = `/v1/spaces/${spaceId}/memories/${questionId}`
-      expect((yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${factId}`, { token: key, json: { state: "question" } })).status).toBe(422)
+      const path = `/v1/spaces/${spaceId}/memories/${questionId}` as const
+      expect((yield* call("PATCH", `/v1/spaces/${spaceId}/memories/${factId}`, { token: key, offContract: { state: "question" } })).status).toBe(422)
       const promoted = yield* call("PATCH", path, { token: key, json: { state: "active" } })
       expect(promoted.body.state).toBe("active")
       expect(yield* retrieve("What is Marta allergic to?")).toContain(questionId)
-      const history = yield* call("GET", `${path}/history`, { token: key })
+      const history = yield* callRaw("GET", `${path}/history`, { token: key })
       expect(history.body.entries.map((e: any) => e.change)).toEqual(["restored", "created"])
       expect(history.body.entries[0].previous.state).toBe("question")
     }))
@@ -296,7 +297,7 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       const { key, spaceId } = yield* setup
       const stored = yield* record(key, { space_id: spaceId, content: "Ivo bakes sourdough bread every Saturday." })
       const id = stored.body.memories[0].memory_id
-      const path = `/v1/spaces/${spaceId}/memories/${id}`
+      const path = `/v1/spaces/${spaceId}/memories/${id}` as const
 
       const empty = yield* call("PATCH", path, { token: key, json: {} })
       expect(empty.status).toBe(400)
@@ -304,16 +305,16 @@ eachProfile("memories: writes, jobs, edits", (it) => {
       expect(empty.body.error.message).toBe("send at least one field to change: text, context, metadata, tags or state")
       expect(empty.body.error.request_id).toBe(empty.headers["x-request-id"])
       // A null is a malformed field, not an absent one.
-      expect((yield* call("PATCH", path, { token: key, json: { text: null } })).status).toBe(422)
+      expect((yield* call("PATCH", path, { token: key, offContract: { text: null } })).status).toBe(422)
 
-      const history = yield* call("GET", `${path}/history`, { token: key })
+      const history = yield* callRaw("GET", `${path}/history`, { token: key })
       expect(history.body.entries.map((e: any) => e.change)).toEqual(["created"])
       const listed = yield* call("GET", `/v1/spaces/${spaceId}/memories`, { token: key })
       expect(listed.body.items.find((m: any) => m.id === id)).toMatchObject({ text: stored.body.memories[0].content, tags: [] })
 
       // One field is enough, and it is recorded.
       expect((yield* call("PATCH", path, { token: key, json: { tags: ["bread"] } })).status).toBe(200)
-      const after = yield* call("GET", `${path}/history`, { token: key })
+      const after = yield* callRaw("GET", `${path}/history`, { token: key })
       expect(after.body.entries.map((e: any) => e.change)).toEqual(["edited", "created"])
     }))
 })

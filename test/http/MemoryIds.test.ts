@@ -7,7 +7,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
@@ -55,7 +55,7 @@ eachProfile("memory list: the ids filter", (it) => {
       const stored = yield* call("POST", "/v1/record", { token: key, json: { space_id: spaceId, content: "Ada repairs old clocks." } })
       const id = stored.body.memories[0].memory_id as string
       // The path takes PATCH and DELETE only.
-      const single = yield* call("GET", `/v1/spaces/${spaceId}/memories/${id}`, { token: key })
+      const single = yield* callRaw("GET", `/v1/spaces/${spaceId}/memories/${id}`, { token: key })
       expect(single.status).toBe(405)
       expect(single.body.error.code).toBe("method_not_allowed")
       expect(single.headers["allow"]?.split(/,\s*/).sort()).toEqual(["DELETE", "PATCH"])

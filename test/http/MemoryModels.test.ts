@@ -4,9 +4,10 @@
  * standing question from recalled memories only, staleness, delta refreshes,
  * history, the documented errors and isolation between organizations.
  */
+import type { WireBody } from "../../src/client/Wire.ts"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const setup = Effect.gen(function*() {
@@ -18,9 +19,11 @@ const setup = Effect.gen(function*() {
       Effect.tap((reply) => expect(reply.status, reply.text).toBe(200)),
       Effect.map((reply) => reply.body.memories.map((m: any) => m.memory_id as string))
     )
-  const models = `/v1/spaces/${spaceId}/models`
-  const create = (json: Record<string, unknown>) => call("POST", models, { token: key, json })
-  const get = (modelId: string) => call("GET", `${models}/${modelId}`, { token: key })
+  const models = `/v1/spaces/${spaceId}/models` as const
+  const create = (json: WireBody<"POST", typeof models>) => call("POST", models, { token: key, json })
+  /** A body the contract does not take, to see the refusal. */
+  const createOffContract = (json: unknown) => call("POST", models, { token: key, offContract: json })
+  const get = (modelId: string) => callRaw("GET", `${models}/${modelId}`, { token: key })
   /** Waits for a job of the space to finish and answers it. */
   const finished = (jobId: string) =>
     Effect.gen(function*() {
@@ -31,7 +34,7 @@ const setup = Effect.gen(function*() {
       }
       return yield* Effect.dieMessage(`job ${jobId} did not finish`)
     })
-  return { owner, key, spaceId, record, models, create, get, finished }
+  return { owner, key, spaceId, record, models, create, createOffContract, get, finished }
 })
 
 eachProfile("memory models", (it) => {
@@ -86,18 +89,18 @@ eachProfile("memory models", (it) => {
       expect(content.length).toBeLessThanOrEqual(1100)
       expect(content.split("\n").slice(1).every((line) => /^- .+ \(\d{4}-\d{2}-\d{2}\)$/.test(line))).toBe(true)
 
-      const page = (yield* call("GET", `${models}?limit=2&offset=1`, { token: key })).body
+      const page = (yield* callRaw("GET", `${models}?limit=2&offset=1`, { token: key })).body
       expect(page).toMatchObject({ total: 3, limit: 2, offset: 1 })
       expect(page.items.map((m: any) => m.id)).toEqual(["ravi-home", "ravi-all"])
       expect((yield* call("GET", models, { token: key })).body.limit).toBe(50)
-      const tagged = (yield* call("GET", `${models}?tags=home,other`, { token: key })).body
+      const tagged = (yield* callRaw("GET", `${models}?tags=home,other`, { token: key })).body
       expect(tagged.items.map((m: any) => m.id)).toEqual(["ravi-home"])
       expect(tagged.total).toBe(1)
       // Each tag is checked on its own: a filter of several long tags is longer than one tag may be.
       const long = ["x".repeat(90), "y".repeat(90), "home"].join(",")
-      expect((yield* call("GET", `${models}?tags=${long}`, { token: key })).body.items.map((m: any) => m.id)).toEqual(["ravi-home"])
+      expect((yield* callRaw("GET", `${models}?tags=${long}`, { token: key })).body.items.map((m: any) => m.id)).toEqual(["ravi-home"])
       for (const bad of ["svc:home", ",,", "z".repeat(101)]) {
-        const refused = yield* call("GET", `${models}?tags=${encodeURIComponent(bad)}`, { token: key })
+        const refused = yield* callRaw("GET", `${models}?tags=${encodeURIComponent(bad)}`, { token: key })
         expect([refused.status, refused.body.error.code]).toEqual([422, "validation_error"])
       }
     }))
@@ -110,16 +113,16 @@ eachProfile("memory models", (it) => {
       yield* finished(created.body.job_id)
       const first = (yield* get("pets")).body
 
-      const empty = yield* call("PATCH", `${models}/pets`, { token: key, json: {} })
+      const empty = yield* callRaw("PATCH", `${models}/pets`, { token: key, json: {} })
       expect(empty.status).toBe(400)
       expect(empty.body.error.code).toBe("no_fields")
-      const patched = yield* call("PATCH", `${models}/pets`, { token: key, json: { name: "Lena's pets", max_tokens: 512 } })
+      const patched = yield* callRaw("PATCH", `${models}/pets`, { token: key, json: { name: "Lena's pets", max_tokens: 512 } })
       expect(patched.status, patched.text).toBe(200)
       expect(patched.body).toMatchObject({ id: "pets", name: "Lena's pets", max_tokens: 512, query: "Which pets does Lena have?" })
       expect(patched.body.content).toBe(first.content)
       expect(patched.body.last_refreshed_at).toBe(first.last_refreshed_at)
 
-      const refresh = yield* call("POST", `${models}/pets/refresh`, { token: key })
+      const refresh = yield* callRaw("POST", `${models}/pets/refresh`, { token: key })
       expect(refresh.status).toBe(202)
       expect(refresh.body).toMatchObject({ model_id: "pets", status: "queued" })
       expect((yield* finished(refresh.body.job_id)).status).toBe("completed")
@@ -127,17 +130,17 @@ eachProfile("memory models", (it) => {
       expect(second.content.startsWith("## Lena's pets\n")).toBe(true)
       expect(Date.parse(second.last_refreshed_at)).toBeGreaterThanOrEqual(Date.parse(first.last_refreshed_at))
 
-      const cleared = yield* call("POST", `${models}/pets/clear`, { token: key })
+      const cleared = yield* callRaw("POST", `${models}/pets/clear`, { token: key })
       expect(cleared.status).toBe(200)
       expect(cleared.body.content).toBeNull()
       expect(cleared.body.name).toBe("Lena's pets")
 
-      const history = (yield* call("GET", `${models}/pets/history`, { token: key })).body
+      const history = (yield* callRaw("GET", `${models}/pets/history`, { token: key })).body
       expect(history.total).toBe(2)
       expect(history.entries.map((e: any) => e.previous_content)).toEqual([second.content, first.content])
       expect(Date.parse(history.entries[0].changed_at)).toBeGreaterThanOrEqual(Date.parse(history.entries[1].changed_at))
 
-      const deleted = yield* call("DELETE", `${models}/pets`, { token: key })
+      const deleted = yield* callRaw("DELETE", `${models}/pets`, { token: key })
       expect(deleted.status).toBe(204)
       expect((yield* get("pets")).status).toBe(404)
       // Its sources are untouched.
@@ -167,7 +170,7 @@ eachProfile("memory models", (it) => {
       yield* record("Noah: I also play the saxophone at weddings.", "2024-02-01T10:00:00Z", { tags: ["music"] })
       expect((yield* get("music")).body.is_stale).toBe(true)
 
-      const refresh = yield* call("POST", `${models}/music/refresh`, { token: key })
+      const refresh = yield* callRaw("POST", `${models}/music/refresh`, { token: key })
       yield* finished(refresh.body.job_id)
       const second = (yield* get("music")).body
       expect(second.is_stale).toBe(false)
@@ -190,7 +193,7 @@ eachProfile("memory models", (it) => {
 
       expect((yield* call("DELETE", `/v1/spaces/${spaceId}/memories/${boat}`, { token: key })).status).toBe(204)
       expect((yield* get("sailing")).body.is_stale).toBe(true)
-      const refresh = yield* call("POST", `${models}/sailing/refresh`, { token: key })
+      const refresh = yield* callRaw("POST", `${models}/sailing/refresh`, { token: key })
       yield* finished(refresh.body.job_id)
       const after = (yield* get("sailing")).body
       expect(after.is_stale).toBe(false)
@@ -209,7 +212,7 @@ eachProfile("memory models", (it) => {
 
   it.effect("missing space or model is 404 model_error; bad fields 422; a taken model_id 409; another organization 403", () =>
     Effect.gen(function*() {
-      const { create, key, models, record } = yield* setup
+      const { create, createOffContract, key, models, record } = yield* setup
       yield* record("Pia: I speak Finnish.", "2024-03-01T10:00:00Z")
       const missingSpace = yield* call("GET", `/v1/spaces/nope-${Date.now()}/models`, { token: key })
       expect(missingSpace.status).toBe(404)
@@ -222,7 +225,7 @@ eachProfile("memory models", (it) => {
         ["DELETE", `${models}/ghost`],
         ["GET", `${models}/ghost/history`]
       ] as const) {
-        const reply = yield* call(method, path, { token: key, json: method === "PATCH" ? { name: "x" } : undefined })
+        const reply = yield* callRaw(method, path, { token: key, json: method === "PATCH" ? { name: "x" } : undefined })
         expect(reply.status, `${method} ${path}`).toBe(404)
         expect(reply.body.error.code).toBe("model_error")
       }
@@ -239,13 +242,13 @@ eachProfile("memory models", (it) => {
         { name: "x", query: "q", tags: ["svc:reserved"] },
         { name: "x", query: "q", colour: "blue" }
       ]) {
-        const reply = yield* create(body)
+        const reply = yield* createOffContract(body)
         expect(reply.status, JSON.stringify(body)).toBe(422)
         expect(reply.body.error.code).toBe("validation_error")
       }
       // A required field left out is an invalid body, as on every endpoint.
       for (const body of [{ name: "x" }, { query: "q" }]) {
-        const reply = yield* create(body)
+        const reply = yield* createOffContract(body)
         expect(reply.status, JSON.stringify(body)).toBe(400)
         expect(reply.body.error.code).toBe("bad_request")
       }
@@ -253,7 +256,7 @@ eachProfile("memory models", (it) => {
       expect((yield* create({ name: "x", query: "q", max_tokens: 8192, model_id: "edge-high" })).status).toBe(202)
       const taken = yield* create({ name: "x", query: "q", model_id: "edge-low" })
       expect(taken.status).toBe(409)
-      const badPatch = yield* call("PATCH", `${models}/edge-low`, { token: key, json: { max_tokens: 9000 } })
+      const badPatch = yield* callRaw("PATCH", `${models}/edge-low`, { token: key, json: { max_tokens: 9000 } })
       expect(badPatch.status).toBe(422)
 
       const stranger = yield* signup("stranger")
@@ -269,11 +272,11 @@ eachProfile("memory models", (it) => {
         ["GET", `${models}/edge-low/history`]
       ] as const) {
         const json = method === "POST" && path === models ? { name: "x", query: "q" } : method === "PATCH" ? { name: "x" } : undefined
-        const reply = yield* call(method, path, { token: theirs, json })
+        const reply = yield* callRaw(method, path, { token: theirs, json })
         expect(reply.status, `${method} ${path}`).toBe(403)
         expect(reply.body.error.code).toBe("forbidden")
       }
       // Still there, untouched.
-      expect((yield* call("GET", `${models}/edge-low`, { token: key })).body.name).toBe("x")
+      expect((yield* callRaw("GET", `${models}/edge-low`, { token: key })).body.name).toBe("x")
     }))
 })

@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net"
 import { modelsOn } from "../../layers/Models.ts"
 import * as Catalogs from "../../services/llm/Catalog.ts"
 import { REFRESH_ATTEMPTS } from "../../src/space/RefreshLoop.ts"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { profiles, serverSkipReason } from "../support/Profiles.ts"
 import { testNode } from "../support/TestNode.ts"
 
@@ -185,30 +185,30 @@ for (const profile of profiles) {
       Effect.gen(function*() {
         const { charged, finished, key, record, spaceId } = yield* setup
         yield* record("Hugo: I cook lentil soup for the neighbours.", "2024-05-04T08:00:00Z")
-        const models = `/v1/spaces/${spaceId}/models`
+        const models = `/v1/spaces/${spaceId}/models` as const
         const overflow = yield* call("POST", models, { token: key, json: { name: "Soup", query: `What soup overflow does Hugo cook in ${spaceId}?`, model_id: "soup" } })
         const job = yield* finished(overflow.body.job_id)
         expect(job.status).toBe("failed")
         expect(job.error).toContain("max_tokens")
         expect(calls(`soup overflow does Hugo cook in ${spaceId}`, "refresh")).toHaveLength(REFRESH_ATTEMPTS)
-        const model = (yield* call("GET", `${models}/soup`, { token: key })).body
+        const model = (yield* callRaw("GET", `${models}/soup`, { token: key })).body
         expect(model.content).toBeNull()
         expect(model.last_refreshed_at).toBeNull()
 
         // A model with content keeps it, and its history, when a refresh fails.
         const fine = yield* call("POST", models, { token: key, json: { name: "Cooking", query: "What does Hugo cook?", model_id: "cooking" } })
         yield* finished(fine.body.job_id)
-        const before = (yield* call("GET", `${models}/cooking`, { token: key })).body
+        const before = (yield* callRaw("GET", `${models}/cooking`, { token: key })).body
         expect(before.content).not.toBeNull()
-        yield* call("PATCH", `${models}/cooking`, { token: key, json: { query: "What does Hugo cook when unreachable?" } })
-        const refresh = yield* call("POST", `${models}/cooking/refresh`, { token: key })
+        yield* callRaw("PATCH", `${models}/cooking`, { token: key, json: { query: "What does Hugo cook when unreachable?" } })
+        const refresh = yield* callRaw("POST", `${models}/cooking/refresh`, { token: key })
         const failed = yield* finished(refresh.body.job_id)
         expect(failed.status).toBe("failed")
         expect(failed.error).toContain(`after ${REFRESH_ATTEMPTS} attempts`)
-        const after = (yield* call("GET", `${models}/cooking`, { token: key })).body
+        const after = (yield* callRaw("GET", `${models}/cooking`, { token: key })).body
         expect(after.content).toBe(before.content)
         expect(after.last_refreshed_at).toBe(before.last_refreshed_at)
-        expect((yield* call("GET", `${models}/cooking/history`, { token: key })).body.total).toBe(0)
+        expect((yield* callRaw("GET", `${models}/cooking/history`, { token: key })).body.total).toBe(0)
         // Only the refresh that was written is charged: the cut-off and failed attempts are not.
         expect((yield* charged).insight).toBe(1)
       }))

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Duration, Effect, Metric } from "effect"
 import { spacesActive } from "../../src/space/SpaceEntity.ts"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const passivated = Effect.gen(function*() {
@@ -76,7 +76,7 @@ eachProfile("notes over facts", (it) => {
       expect(notesOnly).toEqual([note])
 
       const list = (query: string) =>
-        call("GET", `/v1/spaces/${spaceId}/memories${query}`, { token: key }).pipe(Effect.map((r) => r.body))
+        callRaw("GET", `/v1/spaces/${spaceId}/memories${query}`, { token: key }).pipe(Effect.map((r) => r.body))
       const listed = yield* list("")
       expect(listed.items.map((m: any) => m.id).sort()).toEqual([note, third].sort())
       expect(listed.total).toBe(2)

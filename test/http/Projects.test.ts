@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { addMember, call, createKey, signup } from "../support/Http.ts"
+import { addMember, call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 eachProfile("projects", (it) => {
@@ -23,7 +23,7 @@ eachProfile("projects", (it) => {
         expect(bad.body.error.code).toBe("validation_error")
       }
       expect((yield* call("POST", "/v1/projects", { token: owner.token, json: { name: "x".repeat(100) } })).status).toBe(201)
-      expect((yield* call("POST", "/v1/projects", { token: owner.token, json: { name: "Sales", extra: 1 } })).status).toBe(422)
+      expect((yield* call("POST", "/v1/projects", { token: owner.token, offContract: { name: "Sales", extra: 1 } })).status).toBe(422)
 
       // Another organization may use the same name, and never sees ours.
       const stranger = yield* signup("stranger")
@@ -59,7 +59,7 @@ eachProfile("projects", (it) => {
       const owner = yield* signup()
       const key = yield* createKey(owner.token)
       for (const [method, path] of [["GET", "/v1/projects"], ["POST", "/v1/projects"], ["GET", "/v1/projects/prj_x"]] as const) {
-        const denied = yield* call(method, path, { token: key.raw_key, json: method === "POST" ? { name: "Via key" } : undefined })
+        const denied = yield* callRaw(method, path, { token: key.raw_key, json: method === "POST" ? { name: "Via key" } : undefined })
         expect(denied.status).toBe(401)
         expect(denied.body.error.code).toBe("session_required")
       }

@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { addMember, call, createKey, signup } from "../support/Http.ts"
+import { addMember, call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfileWithFakeModel, FakeModel, USAGE } from "../support/FakeModel.ts"
 
 const unique = (label: string) => `${label}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
@@ -18,9 +18,9 @@ const setup = Effect.gen(function*() {
       Effect.tap((r) => expect(r.status, r.text).toBe(200))
     )
   const reason = (body: Record<string, unknown>, token = key) =>
-    call("POST", "/v1/reason", { token, json: { space_id: spaceId, ...body } })
-  const profile = `/v1/spaces/${spaceId}/profile`
-  const settings = `/v1/spaces/${spaceId}/reason-settings`
+    call("POST", "/v1/reason", { token, offContract: { space_id: spaceId, ...body } })
+  const profile = `/v1/spaces/${spaceId}/profile` as const
+  const settings = `/v1/spaces/${spaceId}/reason-settings` as const
   /** The fake model's calls made while `effect` runs. */
   const callsDuring = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.gen(function*() {
@@ -111,7 +111,7 @@ eachProfileWithFakeModel("space profile", (it) => {
         { mission: "x".repeat(4001) }
       ]
       for (const json of bad) {
-        const reply = yield* call("PUT", profile, { token: key, json })
+        const reply = yield* call("PUT", profile, { token: key, offContract: json })
         expect(reply.status, JSON.stringify(json)).toBe(422)
         expect(reply.body.error.code).toBe("validation_error")
       }
@@ -124,11 +124,11 @@ eachProfileWithFakeModel("space profile", (it) => {
       const other = yield* signup("other")
       const otherKey = (yield* createKey(other.token)).raw_key
       for (const path of ["profile", "reason-settings"]) {
-        const missing = yield* call("GET", `/v1/spaces/${unique("nowhere")}/${path}`, { token: key })
+        const missing = yield* callRaw("GET", `/v1/spaces/${unique("nowhere")}/${path}`, { token: key })
         expect(missing.status).toBe(404)
         expect(missing.body.error.code).toBe("not_found")
         for (const [method, json] of [["GET", undefined], ["PUT", {}], ["DELETE", undefined]] as const) {
-          const foreign = yield* call(method, `/v1/spaces/${spaceId}/${path}`, { token: otherKey, json })
+          const foreign = yield* callRaw(method, `/v1/spaces/${spaceId}/${path}`, { token: otherKey, json })
           expect(foreign.status).toBe(403)
           expect(foreign.body.error.code).toBe("forbidden")
         }
@@ -170,7 +170,7 @@ eachProfileWithFakeModel("reason settings", (it) => {
       for (const name of ["gpt-9", LOCAL, ECHO, "acme/busy-1", "balanced", "fast"]) expect(refused.body.error.message).toContain(name)
       expect((yield* call("GET", settings, { token: key })).body.model).toBe(ECHO)
       expect((yield* call("PUT", settings, { token: key, json: { model: "" } })).status).toBe(422)
-      expect((yield* call("PUT", settings, { token: key, json: { model: "echo", extra: 1 } })).status).toBe(422)
+      expect((yield* call("PUT", settings, { token: key, offContract: { model: "echo", extra: 1 } })).status).toBe(422)
       // Any member of the organization may set it (only the profile is owner-only).
       const member = yield* addMember(owner, "member")
       expect((yield* call("PUT", settings, { token: member.token, json: { model: "local" } })).body.model).toBe(LOCAL)
@@ -301,10 +301,10 @@ eachProfileWithFakeModel("reason", (it) => {
   it.effect("request validation, unknown space 404 not_found, another organization's space 403", () =>
     Effect.gen(function*() {
       const { key, reason, spaceId } = yield* setup
-      const missing = yield* call("POST", "/v1/reason", { token: key, json: { space_id: spaceId } })
+      const missing = yield* call("POST", "/v1/reason", { token: key, offContract: { space_id: spaceId } })
       expect(missing.status).toBe(400)
       expect(missing.body.error.code).toBe("bad_request")
-      expect((yield* call("POST", "/v1/reason", { token: key, json: { query: "x" } })).status).toBe(400)
+      expect((yield* call("POST", "/v1/reason", { token: key, offContract: { query: "x" } })).status).toBe(400)
       for (const body of [{ query: "x", depth: "deep" }, { query: "x", temperature: 1 }, { query: "" }, { query: "x", model: 5 }]) {
         const reply = yield* reason(body)
         expect(reply.status, JSON.stringify(body)).toBe(422)

@@ -18,7 +18,7 @@ const setup = Effect.gen(function*() {
         return r.body.memories[0].memory_id as string
       })
     )
-  const retrieve = (body: Record<string, unknown>) => call("POST", "/v1/retrieve", { token: key, json: { space_id: spaceId, ...body } })
+  const retrieve = (body: Record<string, unknown>) => call("POST", "/v1/retrieve", { token: key, offContract: { space_id: spaceId, ...body } })
   const ids = (reply: { body: any }) => reply.body.results.map((r: any) => r.memory_id) as Array<string>
   return { owner, key, spaceId, put, retrieve, ids }
 })

@@ -9,6 +9,7 @@
  * webhooks. Last, a real `engram serve` at debug level: the secret is in none
  * of its log lines either.
  */
+import type { WireBody } from "../../src/client/Wire.ts"
 import { HttpServer } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -22,7 +23,7 @@ import OpenAI from "openai"
 import { layerPglite, layerPostgres } from "../../services/store/Database.ts"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
 import { copyTemplate } from "../support/Databases.ts"
-import { type Account, addMember, call, createKey, type Reply, signup } from "../support/Http.ts"
+import { type Account, addMember, call, callRaw, createKey, type Reply, signup } from "../support/Http.ts"
 import { columnCount, whereStored } from "../support/Leaks.ts"
 import { startServer, TEST_WEBHOOK_KEY, withDataDir } from "../support/Process.ts"
 import { certificate, type Received, type Receiver, startReceiver } from "../support/Receiver.ts"
@@ -99,16 +100,16 @@ const setup = Effect.gen(function*() {
   const key = (yield* createKey(owner.token)).raw_key
   const spaceId = unique("rules")
   expectStatus(yield* call("POST", "/v1/spaces", { token: key, json: { space_id: spaceId } }), 201)
-  return { owner, key, spaceId, rules: `/v1/spaces/${spaceId}/rules`, base: yield* baseUrl }
+  return { owner, key, spaceId, rules: `/v1/spaces/${spaceId}/rules` as const, base: yield* baseUrl }
 })
 
-const listRules = (owner: Account, path: string) =>
+const listRules = (owner: Account, path: `/v1/spaces/${string}/rules`) =>
   call("GET", path, { token: owner.token }).pipe(
     Effect.tap((reply) => expectStatus(reply, 200)),
     Effect.map((reply) => decode(RuleList)(reply.body))
   )
 
-const addRule = (owner: Account, path: string, json: Record<string, unknown>) =>
+const addRule = (owner: Account, path: `/v1/spaces/${string}/rules`, json: WireBody<"POST", `/v1/spaces/${string}/rules`>) =>
   call("POST", path, { token: owner.token, json }).pipe(
     Effect.tap((reply) => expectStatus(reply, 201)),
     Effect.map((reply) => decode(Rule)(reply.body))
@@ -241,7 +242,7 @@ eachProfile("rules", (it) => {
 
       // The rule is what redacts: once removed, a key is stored as written.
       const { secret } = newSecret()
-      expectStatus(yield* call("DELETE", `${rules}/${listed.items[0]!.id}`, { token: owner.token }), 204)
+      expectStatus(yield* callRaw("DELETE", `${rules}/${listed.items[0]!.id}`, { token: owner.token }), 204)
       expect((yield* listRules(owner, rules)).items).toEqual([])
       expectStatus(yield* record(key, spaceId, `Ada's deploy key is ${secret} for the staging cluster.`, { document_id: "d1" }), 200)
       expect(yield* everything(key, spaceId)).toContain(secret)
@@ -267,18 +268,18 @@ eachProfile("rules", (it) => {
       expect(disabled.enabled).toBe(false)
       expect((yield* listRules(owner, rules)).items.map((r) => r.name)).toEqual(["Redact API keys", "Ticket ids", "Emails"])
 
-      const patched = yield* call("PATCH", `${rules}/${created.id}`, { token: owner.token, json: { action: "redact", pattern: "ACME-\\d{8}" } })
+      const patched = yield* callRaw("PATCH", `${rules}/${created.id}`, { token: owner.token, json: { action: "redact", pattern: "ACME-\\d{8}" } })
       expectStatus(patched, 200)
       expect(decode(Rule)(patched.body)).toEqual({ ...created, action: "redact", pattern: "ACME-\\d{8}" })
       // Moving to a built-in detector drops the pattern.
-      const moved = yield* call("PATCH", `${rules}/${created.id}`, { token: owner.token, json: { detector: "us_ssn", name: "SSNs" } })
+      const moved = yield* callRaw("PATCH", `${rules}/${created.id}`, { token: owner.token, json: { detector: "us_ssn", name: "SSNs" } })
       expect(decode(Rule)(moved.body)).toMatchObject({ detector: "us_ssn", pattern: null, name: "SSNs", action: "redact" })
       expect((yield* listRules(owner, rules)).items.find((r) => r.id === created.id)).toEqual(decode(Rule)(moved.body))
 
-      expectStatus(yield* call("DELETE", `${rules}/${created.id}`, { token: owner.token }), 204)
+      expectStatus(yield* callRaw("DELETE", `${rules}/${created.id}`, { token: owner.token }), 204)
       expect((yield* listRules(owner, rules)).items.map((r) => r.name)).toEqual(["Redact API keys", "Emails"])
       for (const [method, json] of [["DELETE", undefined], ["PATCH", { enabled: true }]] as const) {
-        const gone = yield* call(method, `${rules}/${created.id}`, { token: owner.token, ...(json ? { json } : {}) })
+        const gone = yield* callRaw(method, `${rules}/${created.id}`, { token: owner.token, ...(json ? { json } : {}) })
         expectStatus(gone, 404)
         expect(errorOf(gone).code).toBe("not_found")
       }
@@ -290,11 +291,11 @@ eachProfile("rules", (it) => {
       const admin = yield* addMember(owner, "admin")
       const member = yield* addMember(owner, "member")
       for (const [method, path, json] of ROUTES(rules)) {
-        const byKey = yield* call(method, path, { token: key, ...(json ? { json } : {}) })
+        const byKey = yield* callRaw(method, path, { token: key, ...(json ? { json } : {}) })
         expectStatus(byKey, 401)
         expect(errorOf(byKey).code).toBe("session_required")
         for (const other of [admin, member]) {
-          const refused = yield* call(method, path, { token: other.token, ...(json ? { json } : {}) })
+          const refused = yield* callRaw(method, path, { token: other.token, ...(json ? { json } : {}) })
           expectStatus(refused, 403)
           expect(errorOf(refused).code).toBe("insufficient_role")
         }
@@ -307,10 +308,10 @@ eachProfile("rules", (it) => {
       const { rules } = yield* setup
       const stranger = yield* signup("stranger")
       for (const [method, path, json] of ROUTES(rules)) {
-        const foreign = yield* call(method, path, { token: stranger.token, ...(json ? { json } : {}) })
+        const foreign = yield* callRaw(method, path, { token: stranger.token, ...(json ? { json } : {}) })
         expectStatus(foreign, 403)
         expect(errorOf(foreign).code).toBe("forbidden")
-        const missing = yield* call(method, path.replace(/\/v1\/spaces\/[^/]+/, `/v1/spaces/${unique("nope")}`), {
+        const missing = yield* callRaw(method, path.replace(/\/v1\/spaces\/[^/]+/, `/v1/spaces/${unique("nope")}`), {
           token: stranger.token,
           ...(json ? { json } : {})
         })
@@ -319,7 +320,7 @@ eachProfile("rules", (it) => {
       }
       const { owner, rules: mine } = yield* setup
       for (const [method, json] of [["PATCH", { enabled: false }], ["DELETE", undefined]] as const) {
-        const unknown = yield* call(method, `${mine}/rul_0000000000000000`, { token: owner.token, ...(json ? { json } : {}) })
+        const unknown = yield* callRaw(method, `${mine}/rul_0000000000000000`, { token: owner.token, ...(json ? { json } : {}) })
         expectStatus(unknown, 404)
         expect(errorOf(unknown).code).toBe("not_found")
       }
@@ -344,7 +345,7 @@ eachProfile("rules", (it) => {
         [{ name: "r", detector: "email", action: "redact", extra: 1 }, /extra/]
       ]
       for (const [json, message] of bad) {
-        const reply = yield* call("POST", rules, { token: owner.token, json })
+        const reply = yield* call("POST", rules, { token: owner.token, offContract: json })
         expectStatus(reply, 422)
         expect(errorOf(reply).code).toBe("validation_error")
         expect(errorOf(reply).message).toMatch(message)
@@ -359,7 +360,7 @@ eachProfile("rules", (it) => {
           [builtIn!.id, { enabled: "yes" }]
         ] as const
       ) {
-        const reply = yield* call("PATCH", `${rules}/${id}`, { token: owner.token, json })
+        const reply = yield* callRaw("PATCH", `${rules}/${id}`, { token: owner.token, json })
         expectStatus(reply, 422)
         expect(errorOf(reply).code).toBe("validation_error")
       }
@@ -502,7 +503,7 @@ eachProfile("rules", (it) => {
 
       // The default rule turned to block refuses keys the same way.
       const [apiKeyRule] = (yield* listRules(owner, rules)).items
-      expectStatus(yield* call("PATCH", `${rules}/${apiKeyRule!.id}`, { token: owner.token, json: { action: "block" } }), 200)
+      expectStatus(yield* callRaw("PATCH", `${rules}/${apiKeyRule!.id}`, { token: owner.token, json: { action: "block" } }), 200)
       const { secret } = newSecret()
       const keyRefused = yield* record(key, spaceId, `The key is ${secret}.`)
       expectStatus(keyRefused, 422)
@@ -521,7 +522,7 @@ eachProfile("rules", (it) => {
       const first = yield* record(key, spaceId, "Write to jon@example.com about order ORD-778899.")
       expect(decode(Recorded)(first.body).memories.map((m) => m.content)).toEqual(["Write to jon@example.com about order ORD-778899."])
 
-      expectStatus(yield* call("PATCH", `${rules}/${emails.id}`, { token: owner.token, json: { enabled: true } }), 200)
+      expectStatus(yield* callRaw("PATCH", `${rules}/${emails.id}`, { token: owner.token, json: { enabled: true } }), 200)
       yield* addRule(owner, rules, { name: "Orders", detector: "regex", pattern: "ORD-\\d{6}", action: "redact" })
       const second = yield* record(key, spaceId, "Write to ann@example.org about order ORD-112233.")
       expect(decode(Recorded)(second.body).memories.map((m) => m.content)).toEqual(["Write to [REDACTED:email] about order [REDACTED:regex]."])

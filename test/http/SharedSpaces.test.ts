@@ -74,11 +74,11 @@ eachProfile("shared spaces", (it) => {
       const self = yield* call("POST", `/v1/spaces/${spaceId}/members`, { token: admin.token, json: { org_id: owner.orgId, access: "read" } })
       expect(self.status).toBe(422)
       expect(self.body.error.code).toBe("validation_error")
-      const badAccess = yield* call("POST", `/v1/spaces/${spaceId}/members`, { token: admin.token, json: { org_id: partner.orgId, access: "admin" } })
+      const badAccess = yield* call("POST", `/v1/spaces/${spaceId}/members`, { token: admin.token, offContract: { org_id: partner.orgId, access: "admin" } })
       expect(badAccess.status).toBe(422)
       const extra = yield* call("POST", `/v1/spaces/${spaceId}/members`, {
         token: admin.token,
-        json: { org_id: partner.orgId, access: "read", role: "owner" }
+        offContract: { org_id: partner.orgId, access: "read", role: "owner" }
       })
       expect(extra.status).toBe(422)
       const theirs = yield* call("GET", `/v1/spaces/${spaceId}/members`, { token: partner.token })

@@ -11,7 +11,7 @@
 import { expect } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { WebhookTransport } from "../../services/webhooks/Transport.ts"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { type Answer, certificate, type Receiver, signedBy, startReceiver } from "../support/Receiver.ts"
 import { eachProfile } from "../support/Suite.ts"
 
@@ -26,7 +26,7 @@ const setup = (options: { readonly consolidation?: boolean } = {}) =>
     const key = (yield* createKey(owner.token)).raw_key
     const spaceId = `deliver-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
     expect((yield* call("POST", "/v1/spaces", { token: key, json: { space_id: spaceId } })).status).toBe(201)
-    const hooks = `/v1/spaces/${spaceId}/webhooks`
+    const hooks = `/v1/spaces/${spaceId}/webhooks` as const
     const hook = (r: Receiver, extra: Record<string, unknown> = {}) =>
       call("POST", hooks, { token: key, json: { url: r.url, ...extra } }).pipe(
         Effect.tap((reply) => expect(reply.status, reply.text).toBe(201)),
@@ -37,7 +37,7 @@ const setup = (options: { readonly consolidation?: boolean } = {}) =>
         Effect.tap((reply) => expect(reply.status, reply.text).toBe(200))
       )
     const deliveries = (id: string, query = "") =>
-      call("GET", `${hooks}/${id}/deliveries${query}`, { token: key }).pipe(
+      callRaw("GET", `${hooks}/${id}/deliveries${query}`, { token: key }).pipe(
         Effect.tap((reply) => expect(reply.status, reply.text).toBe(200)),
         Effect.map((reply) => reply.body)
       )
@@ -154,7 +154,7 @@ eachProfile("webhook deliveries", (it) => {
       const doomed = yield* hook(failing)
       yield* record("Lena bakes sourdough on Sundays.")
       yield* until(doomed.id, (items) => items[0]?.attempts >= 1)
-      expect((yield* call("DELETE", `${hooks}/${doomed.id}`, { token: key })).status).toBe(204)
+      expect((yield* callRaw("DELETE", `${hooks}/${doomed.id}`, { token: key })).status).toBe(204)
       const sent = failing.received.length
       yield* Effect.sleep("2 seconds")
       expect(failing.received.length - sent).toBeLessThanOrEqual(1) // at most the attempt already in flight
@@ -164,16 +164,16 @@ eachProfile("webhook deliveries", (it) => {
 
       const ok = yield* receiver()
       const live = yield* hook(ok)
-      const off = yield* call("PATCH", `${hooks}/${live.id}`, { token: key, json: { enabled: false } })
+      const off = yield* callRaw("PATCH", `${hooks}/${live.id}`, { token: key, json: { enabled: false } })
       expect(off.status).toBe(200)
       yield* record("Lena's starter is called Clint.")
       yield* Effect.sleep("1500 millis")
       expect(ok.received).toHaveLength(0)
-      expect((yield* call("GET", `${hooks}/${live.id}/deliveries`, { token: key })).body.items).toEqual([])
+      expect((yield* callRaw("GET", `${hooks}/${live.id}/deliveries`, { token: key })).body.items).toEqual([])
 
       // Re-enabled, pointed elsewhere: the next event goes to the new URL at once.
       const other = yield* receiver()
-      yield* call("PATCH", `${hooks}/${live.id}`, { token: key, json: { enabled: true, url: other.url } })
+      yield* callRaw("PATCH", `${hooks}/${live.id}`, { token: key, json: { enabled: true, url: other.url } })
       yield* record("Lena entered a bread contest in Ghent.")
       yield* until(live.id, (items) => items.length === 1 && items[0].status === "completed")
       expect(other.received).toHaveLength(1)

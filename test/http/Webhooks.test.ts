@@ -6,10 +6,11 @@
  * forms, names that do not resolve), unknown event types, and isolation
  * between organizations. Secrets are stored sealed, never in the clear.
  */
+import type { WireBody } from "../../src/client/Wire.ts"
 import { expect } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { call, createKey, signup } from "../support/Http.ts"
+import { call, callRaw, createKey, signup } from "../support/Http.ts"
 import { eachProfile } from "../support/Suite.ts"
 
 const setup = Effect.gen(function*() {
@@ -18,9 +19,11 @@ const setup = Effect.gen(function*() {
   const spaceId = `hooks-${Date.now()}-${Math.floor(Math.random() * 1e6)}`
   const made = yield* call("POST", "/v1/spaces", { token: key, json: { space_id: spaceId } })
   expect(made.status, made.text).toBe(201)
-  const hooks = `/v1/spaces/${spaceId}/webhooks`
-  const create = (json: unknown) => call("POST", hooks, { token: key, json })
-  return { owner, key, spaceId, hooks, create }
+  const hooks = `/v1/spaces/${spaceId}/webhooks` as const
+  const create = (json: WireBody<"POST", typeof hooks>) => call("POST", hooks, { token: key, json })
+  /** A body the contract does not take, to see the refusal. */
+  const createOffContract = (json: unknown) => call("POST", hooks, { token: key, offContract: json })
+  return { owner, key, spaceId, hooks, create, createOffContract }
 })
 
 eachProfile("webhook endpoints", (it) => {
@@ -47,27 +50,27 @@ eachProfile("webhook endpoints", (it) => {
       expect(listed.body.items[0]).toMatchObject({ id, secret: null, enabled: true })
 
       // Only the fields sent change.
-      const disabled = yield* call("PATCH", `${hooks}/${id}`, { token: key, json: { enabled: false } })
+      const disabled = yield* callRaw("PATCH", `${hooks}/${id}`, { token: key, json: { enabled: false } })
       expect(disabled.status, disabled.text).toBe(200)
       expect(disabled.body).toMatchObject({ id, url: "https://localhost:9/hook", event_types: ["memory.created"], enabled: false, secret: null })
-      const retyped = yield* call("PATCH", `${hooks}/${id}`, {
+      const retyped = yield* callRaw("PATCH", `${hooks}/${id}`, {
         token: key,
         json: { event_types: ["memory.consolidated", "memory.created"], url: "https://127.0.0.1:9/other" }
       })
       expect(retyped.body).toMatchObject({ url: "https://127.0.0.1:9/other", event_types: ["memory.consolidated", "memory.created"], enabled: false })
 
-      const empty = yield* call("PATCH", `${hooks}/${id}`, { token: key, json: {} })
+      const empty = yield* callRaw("PATCH", `${hooks}/${id}`, { token: key, json: {} })
       expect(empty.status).toBe(400)
       expect(empty.body.error.code).toBe("no_fields")
 
-      const missing = yield* call("PATCH", `${hooks}/wh_nope`, { token: key, json: { enabled: true } })
+      const missing = yield* callRaw("PATCH", `${hooks}/wh_nope`, { token: key, json: { enabled: true } })
       expect(missing.status).toBe(404)
       expect(missing.body.error.code).toBe("not_found")
 
-      expect((yield* call("DELETE", `${hooks}/${id}`, { token: key })).status).toBe(204)
-      expect((yield* call("DELETE", `${hooks}/${id}`, { token: key })).status).toBe(404)
+      expect((yield* callRaw("DELETE", `${hooks}/${id}`, { token: key })).status).toBe(204)
+      expect((yield* callRaw("DELETE", `${hooks}/${id}`, { token: key })).status).toBe(404)
       expect((yield* call("GET", hooks, { token: key })).body.items).toEqual([])
-      expect((yield* call("GET", `${hooks}/${id}/deliveries`, { token: key })).status).toBe(404)
+      expect((yield* callRaw("GET", `${hooks}/${id}/deliveries`, { token: key })).status).toBe(404)
     }))
 
   it.effect("a sixth webhook in a space is 409 webhook_limit_reached, also when created at once", () =>
@@ -90,7 +93,7 @@ eachProfile("webhook endpoints", (it) => {
 
   it.effect("event types: the default, unknown ones (422 unknown_event_type), malformed bodies", () =>
     Effect.gen(function*() {
-      const { create } = yield* setup
+      const { create, createOffContract } = yield* setup
       const unknown = yield* create({ url: "https://localhost:9/hook", event_types: ["memory.created", "memory.exploded"] })
       expect(unknown.status).toBe(422)
       expect(unknown.body.error.code).toBe("unknown_event_type")
@@ -99,11 +102,11 @@ eachProfile("webhook endpoints", (it) => {
       expect(all.status, all.text).toBe(201)
 
       for (const body of [{ url: 7 }, { url: "https://localhost:9/", event_types: [] }, { url: "https://localhost:9/", enabled: "yes" }, { url: "https://localhost:9/", colour: "red" }]) {
-        const reply = yield* create(body)
+        const reply = yield* createOffContract(body)
         expect(reply.status, JSON.stringify(body)).toBe(422)
         expect(reply.body.error.code).toBe("validation_error")
       }
-      const noUrl = yield* create({ event_types: ["memory.created"] })
+      const noUrl = yield* createOffContract({ event_types: ["memory.created"] })
       expect(noUrl.status).toBe(400)
       expect(noUrl.body.error.code).toBe("bad_request")
       const http = yield* create({ url: "http://localhost:9/hook" })
@@ -126,7 +129,7 @@ eachProfile("webhook endpoints", (it) => {
           ["GET", `${hooks}/${id}/deliveries`, undefined]
         ] as const
       ) {
-        const reply = yield* call(method, path, { token: strangerKey, ...(json ? { json } : {}) })
+        const reply = yield* callRaw(method, path, { token: strangerKey, ...(json ? { json } : {}) })
         expect(reply.status, `${method} ${path}`).toBe(403)
         expect(reply.body.error.code).toBe("forbidden")
       }
@@ -201,7 +204,7 @@ eachProfile("webhook URLs are refused unless public (WEBHOOK_ALLOW_PRIVATE off)"
         expect(reply.status, `${url}: ${reply.text}`).toBe(201)
       }
       const id = (yield* call("GET", hooks, { token: key })).body.items[0].id
-      const patched = yield* call("PATCH", `${hooks}/${id}`, { token: key, json: { url: "https://192.168.0.10/hook" } })
+      const patched = yield* callRaw("PATCH", `${hooks}/${id}`, { token: key, json: { url: "https://192.168.0.10/hook" } })
       expect(patched.status).toBe(422)
       expect(patched.body.error.code).toBe("invalid_webhook_url")
     }))

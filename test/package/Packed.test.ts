@@ -33,8 +33,18 @@ const CONSUMER = `import { test } from "node:test"
 import assert from "node:assert/strict"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect } from "effect"
-import { createClient, EngramError, makeEffectClient } from "engram/client"
+import { createClient, EngramError, makeEffectClient, type WireBody } from "engram/client"
 import { startTestNode } from "engram/testing"
+
+/** Plain fetch, typed by the contract's wire types. */
+const retrieveByFetch = async (url: string, key: string, body: WireBody<"POST", "/v1/retrieve">) => {
+  const response = await fetch(url + "/v1/retrieve", {
+    method: "POST",
+    headers: { authorization: "Bearer " + key, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  return response.json()
+}
 
 test("a node in a test: record and retrieve through both clients", async () => {
   const node = await startTestNode({ env: { CONSOLIDATION: "off" } })
@@ -53,6 +63,8 @@ test("a node in a test: record and retrieve through both clients", async () => {
       return yield* client.memories.retrieve({ payload: { space_id: "notes", query: "beagle", limit: 5, mode: "fast" } })
     }).pipe(Effect.provide(FetchHttpClient.layer)))
     assert.match(typed.results[0]!.content, /Biscuit/)
+    const fetched = await retrieveByFetch(node.url, node.apiKey, { space_id: "notes", query: "beagle", limit: 3 })
+    assert.match(JSON.stringify(fetched), /Biscuit/)
     console.log("consumer: recorded and retrieved through both clients")
   } finally {
     await engram.close()
@@ -62,9 +74,10 @@ test("a node in a test: record and retrieve through both clients", async () => {
 `
 
 /** A line that must not type-check: the declarations are real types, not \`any\`. */
-const WRONG = `import { createClient } from "engram/client"
+const WRONG = `import { createClient, type WireBody } from "engram/client"
 const engram = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k" })
 export const retrieveWithAStringLimit = () => engram.retrieve({ space_id: "notes", query: "q", limit: "3" })
+export const misnamed: WireBody<"POST", "/v1/retrieve"> = { space_id: "notes", q: "q" }
 `
 
 describe("the packed package", () => {
@@ -93,6 +106,7 @@ describe("the packed package", () => {
     await sh(tsc, ["-p", "tsconfig.json"], project)
     const wrong = await sh(tsc, ["-p", "tsconfig.wrong.json"], project).then(() => "", (e: Error) => e.message)
     expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322/)
+    expect(wrong).toMatch(/wrong\.ts\(4,\d+\): error TS2353/)
 
     const tested = await sh(process.execPath, ["--test", join("out", "consumer.test.js")], project)
     expect(tested.stdout).toContain("consumer: recorded and retrieved through both clients")

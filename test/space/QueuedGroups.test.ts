@@ -4,6 +4,7 @@
  * local one, except that it fails or stalls on marked content, as a hosted
  * model would.
  */
+import type { WireBody } from "../../src/client/Wire.ts"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { ExtractionError, Extractor } from "../../src/ingestion/Extractor.ts"
@@ -39,7 +40,7 @@ const setup = Effect.gen(function*() {
   return { key, spaceId }
 })
 
-const batch = (key: string, spaceId: string, items: ReadonlyArray<Record<string, unknown>>) =>
+const batch = (key: string, spaceId: string, items: WireBody<"POST", "/v1/record/batch">["items"]) =>
   call("POST", "/v1/record/batch", { token: key, json: { space_id: spaceId, items } }).pipe(
     Effect.tap((reply) => expect(reply.status).toBe(202)),
     Effect.map((reply) => reply.body.job_id as string)

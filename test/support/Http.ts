@@ -1,6 +1,7 @@
 /** Raw HTTP calls, so tests see exactly what is on the wire: status, headers and JSON body. */
 import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { Effect } from "effect"
+import type { RouteOf, WireBody, WireMethod } from "../../src/client/Wire.ts"
 
 /** The test node's own address, for clients that need a URL (official SDKs, fetch with FormData, raw MCP). */
 export const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
@@ -13,14 +14,34 @@ export interface Reply {
   readonly text: string
 }
 
-export interface CallOptions {
+export interface RawOptions {
   readonly json?: unknown
   readonly raw?: string
   readonly token?: string
   readonly headers?: Record<string, string>
 }
 
-export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, options: CallOptions = {}) =>
+export interface CallOptions<Body> extends Omit<RawOptions, "json"> {
+  /** The JSON body, typed as the contract's payload for this route. */
+  readonly json?: Body
+  /** A JSON body outside the contract's types (hostile input, extra or missing fields), sent as is. */
+  readonly offContract?: unknown
+}
+
+/**
+ * A call of a route of the contract: the path must resolve to one of its
+ * routes and `json` must be the payload it takes (src/client/Wire.ts), so a
+ * contract change breaks the tests that use the old shape at type-check time.
+ */
+export const call = <M extends WireMethod, const P extends string>(
+  method: M,
+  path: [RouteOf<M, P>] extends [never] ? `no ${M} route of the contract matches ${P}` : P,
+  options: CallOptions<WireBody<M, P>> = {}
+): Effect.Effect<Reply, never, HttpClient.HttpClient> =>
+  callRaw(method, path, options.offContract === undefined ? options : { ...options, json: options.offContract })
+
+/** A call outside the contract's routes (unknown paths, wrong methods, pages, raw bodies): nothing is checked. */
+export const callRaw = (method: WireMethod | "OPTIONS" | "HEAD", path: string, options: RawOptions = {}) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(path)
@@ -61,7 +82,7 @@ export const signup = (label = "owner") =>
     return { token: reply.body.session_token, orgId: reply.body.org_id, userId: reply.body.user_id, email, password } as Account
   })
 
-export const createKey = (session: string, body: Record<string, unknown> = { name: "test key", env: "test" }) =>
+export const createKey = (session: string, body: WireBody<"POST", "/v1/api-keys"> = { name: "test key", env: "test" }) =>
   Effect.gen(function*() {
     const reply = yield* call("POST", "/v1/api-keys", { token: session, json: body })
     if (reply.status !== 201) return yield* Effect.dieMessage(`key creation failed: ${reply.status} ${reply.text}`)

@@ -1,4 +1,5 @@
-import { api, field as objectOf, list, num, session, str, strings } from "../api.ts"
+import type { WireAnswer } from "../../../src/client/Wire.ts"
+import { Answer, api, field as objectOf, list, num, refusalOf, session, str, strings } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, plural, table } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
@@ -17,9 +18,10 @@ const send = (spaceId: string, form: FormData, bar: HTMLProgressElement) =>
       }
     })
     request.addEventListener("load", () => {
-      const answer: unknown = request.responseText === "" ? null : JSON.parse(request.responseText)
+      const json: unknown = request.responseText === "" ? null : JSON.parse(request.responseText)
+      const answer = new Answer<WireAnswer<"POST", `/v1/spaces/${string}/documents`>>(json)
       if (request.status === 202) resolve(strings(answer, "job_ids"))
-      else reject(new Error(str(objectOf(answer, "error"), "message") || `upload failed (${request.status})`))
+      else reject(new Error(refusalOf(json)?.message || `upload failed (${request.status})`))
     })
     request.addEventListener("error", () => reject(new Error("the upload was interrupted")))
     request.send(form)

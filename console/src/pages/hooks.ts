@@ -7,7 +7,7 @@ const EVENTS = ["memory.created", "memory.consolidated", "security.policy_trigge
 
 /** A space's webhooks (the secret shown once) with each one's recent deliveries. */
 export const webhooksPage = async (spaceId: string, refresh: () => void) => {
-  const base = `${spaceBase(spaceId)}/webhooks`
+  const base = `${spaceBase(spaceId)}/webhooks` as const
   const hooks = list(await api("GET", base), "items")
   const created = h("div", { "aria-live": "polite" })
   const form = h("form", { class: "inline", "aria-label": "Add a webhook" },
@@ -25,7 +25,7 @@ export const webhooksPage = async (spaceId: string, refresh: () => void) => {
     }, failed)
   })
   const sections = await Promise.all(hooks.map(async (hook) => {
-    const path = `${base}/${encodeURIComponent(str(hook, "id"))}`
+    const path = `${base}/${encodeURIComponent(str(hook, "id"))}` as const
     const deliveries = list(await api("GET", `${path}/deliveries?limit=10`), "items")
     return h("article", { class: "card" },
       h("h3", {}, str(hook, "url")),
@@ -48,7 +48,7 @@ export const webhooksPage = async (spaceId: string, refresh: () => void) => {
 
 /** A space's memory models (standing syntheses): create, refresh, read, delete. */
 export const modelsPage = async (spaceId: string, refresh: () => void) => {
-  const base = `${spaceBase(spaceId)}/models`
+  const base = `${spaceBase(spaceId)}/models` as const
   const models = list(await api("GET", base), "items")
   const form = h("form", { class: "inline", "aria-label": "Create a memory model" },
     field("Model name", h("input", { name: "name", required: true, maxlength: 200 })),
@@ -63,7 +63,7 @@ export const modelsPage = async (spaceId: string, refresh: () => void) => {
     }, failed)
   })
   const cards = models.map((m) => {
-    const path = `${base}/${encodeURIComponent(str(m, "id"))}`
+    const path = `${base}/${encodeURIComponent(str(m, "id"))}` as const
     return h("article", { class: "card", "data-model-id": str(m, "id") },
       h("h3", {}, str(m, "name")),
       h("p", {}, `“${str(m, "query")}” · ${str(m, "last_refreshed_at") ? `refreshed ${formatDate(str(m, "last_refreshed_at"))}` : "not written yet"}` +

@@ -1,10 +1,10 @@
-import { api, list, str } from "../api.ts"
+import { api, choice, items, str } from "../api.ts"
 import { announce, field, formatDate, h, plural, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
 /** The organization's API keys: create (the secret shown once, with a copy button) and revoke. */
 export const keysPage = async (refresh: () => void) => {
-  const keys = list(await api("GET", "/v1/api-keys"))
+  const keys = items(await api("GET", "/v1/api-keys"))
   const created = h("div", { id: "new-key", "aria-live": "polite" })
   const form = h("form", { class: "inline", "aria-label": "Create an API key" },
     field("Name", h("input", { name: "name", required: true, maxlength: 100 })),
@@ -13,7 +13,7 @@ export const keysPage = async (refresh: () => void) => {
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
     if (!(form instanceof HTMLFormElement)) return
-    await api("POST", "/v1/api-keys", { name: valueOf(form, "name"), env: valueOf(form, "env") }).then((key) => {
+    await api("POST", "/v1/api-keys", { name: valueOf(form, "name"), env: choice(valueOf(form, "env"), ["live", "test"]) }).then((key) => {
       const secret = str(key, "raw_key")
       const output = h("input", { id: "raw-key", readonly: true, value: secret, "aria-label": "The new key's secret", size: 60 })
       created.replaceChildren(h("div", { class: "card notice" },

@@ -1,4 +1,5 @@
-import { api, bool, list, num, str, strings } from "../api.ts"
+import type { WireAnswer } from "../../../src/client/Wire.ts"
+import { type Answer, api, bool, choice, has, list, num, str, strings } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 
@@ -13,7 +14,7 @@ const openPortal = () =>
  * plan, check out a paid one (the payment processor's page), open the
  * customer portal, and (the owner) cancel at the period's end.
  */
-const billingSection = (billing: unknown, role: string, refresh: () => void) => {
+const billingSection = (billing: Answer<WireAnswer<"GET", "/v1/billing">>, role: string, refresh: () => void) => {
   const limit = Math.max(1, num(billing, "credits_limit"))
   const manages = role === "owner" || role === "admin"
   const subscribed = bool(billing, "has_subscription")
@@ -22,7 +23,7 @@ const billingSection = (billing: unknown, role: string, refresh: () => void) => 
   const plans = list(billing, "available_plans")
   const planName = (planId: string) => str(plans.find((p) => str(p, "plan_id") === planId), "name") || planId
   const scheduled = str(billing, "scheduled_plan_id")
-  const choose = (plan: unknown) => {
+  const choose = (plan: (typeof plans)[number]) => {
     const name = str(plan, "name")
     if (str(plan, "plan_id") === str(billing, "plan_id")) return "current"
     if (!manages) return ""
@@ -100,7 +101,7 @@ export const organizationPage = async (refresh: () => void) => {
   invite.addEventListener("submit", async (event) => {
     event.preventDefault()
     if (!(invite instanceof HTMLFormElement)) return
-    await api("POST", "/v1/orgs/me/invitations", { email: valueOf(invite, "email"), role: valueOf(invite, "role") }).then((sent) => {
+    await api("POST", "/v1/orgs/me/invitations", { email: valueOf(invite, "email"), role: choice(valueOf(invite, "role"), ["member", "admin"]) }).then((sent) => {
       link.replaceChildren(h("p", { class: "card notice" }, "Send this link to the invitee: ", h("code", {}, str(sent, "invite_url"))))
       announce("Invitation created.")
     }, failed)
@@ -135,7 +136,7 @@ export const organizationPage = async (refresh: () => void) => {
         name,
         str(c, "email"),
         str(c, "scope").includes("memories:write") ? "read and write" : "read",
-        typeof c === "object" && c !== null && "spaces" in c && Array.isArray(c.spaces) ? spaces.join(", ") : "all spaces",
+        has(c, "spaces") ? spaces.join(", ") : "all spaces",
         formatDate(str(c, "last_used_at")),
         confirmButton("Revoke", `Revoke ${name}? It must sign in again to reach your memories.`, () =>
           api("DELETE", `/v1/oauth/grants/${encodeURIComponent(str(c, "id"))}`).then(() => {

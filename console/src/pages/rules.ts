@@ -1,28 +1,30 @@
-import { api, bool, list, str } from "../api.ts"
+import { api, bool, choice, list, str } from "../api.ts"
 import { announce, confirmButton, field, h, plural, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
-const DETECTORS = ["email", "phone", "credit_card", "api_key", "private_key", "iban", "us_ssn", "regex"]
+const DETECTORS = ["email", "phone", "credit_card", "api_key", "private_key", "iban", "us_ssn", "prompt_injection", "regex"] as const
+const ACTIONS = ["redact", "block", "flag"] as const
+const MODES = ["auto", "verbatim", "custom"] as const
 
 /** A space's rules (owner only): add, enable or disable, delete. */
 export const rulesPage = async (spaceId: string, refresh: () => void) => {
-  const base = `${spaceBase(spaceId)}/rules`
+  const base = `${spaceBase(spaceId)}/rules` as const
   const rules = list(await api("GET", base), "items")
   const form = h("form", { class: "inline", "aria-label": "Add a rule" },
     field("Rule name", h("input", { name: "name", required: true, maxlength: 100 })),
     field("Detector", h("select", { name: "detector" }, DETECTORS.map((d) => h("option", { value: d }, d)))),
     field("Pattern (regex only)", h("input", { name: "pattern" })),
-    field("Action", h("select", { name: "action" }, h("option", { value: "redact" }, "redact"), h("option", { value: "block" }, "block"))),
+    field("Action", h("select", { name: "action" }, ACTIONS.map((a) => h("option", { value: a }, a)))),
     h("button", { type: "submit" }, "Add rule"))
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
     if (!(form instanceof HTMLFormElement)) return
-    const detector = valueOf(form, "detector")
+    const detector = choice(valueOf(form, "detector"), DETECTORS)
     await api("POST", base, {
       name: valueOf(form, "name"),
       detector,
-      action: valueOf(form, "action"),
+      action: choice(valueOf(form, "action"), ACTIONS),
       ...(detector === "regex" ? { pattern: valueOf(form, "pattern") } : {})
     }).then(() => {
       announce("Rule added.")
@@ -30,7 +32,7 @@ export const rulesPage = async (spaceId: string, refresh: () => void) => {
     }, failed)
   })
   const rows = rules.map((rule) => {
-    const path = `${base}/${encodeURIComponent(str(rule, "id"))}`
+    const path = `${base}/${encodeURIComponent(str(rule, "id"))}` as const
     const enabled = bool(rule, "enabled")
     return [
       str(rule, "name"),
@@ -57,11 +59,11 @@ export const rulesPage = async (spaceId: string, refresh: () => void) => {
 
 /** A space's extraction settings: mode, guidance, custom prompt; reset to the defaults. */
 export const extractionPage = async (spaceId: string, refresh: () => void) => {
-  const path = `${spaceBase(spaceId)}/extraction-settings`
+  const path = `${spaceBase(spaceId)}/extraction-settings` as const
   const settings = await api("GET", path)
   const mode = str(settings, "mode") || "auto"
   const form = h("form", { "aria-label": "Extraction settings", class: "card" },
-    field("Mode", h("select", { name: "mode" }, ["auto", "verbatim", "custom"].map((m) => h("option", { value: m, selected: m === mode }, m)))),
+    field("Mode", h("select", { name: "mode" }, MODES.map((m) => h("option", { value: m, selected: m === mode }, m)))),
     field("Guidance (what to keep)", h("textarea", { name: "guidance", rows: 3, maxlength: 2000 }, str(settings, "guidance"))),
     field("Custom prompt (custom mode)", h("textarea", { name: "custom_prompt", rows: 4, maxlength: 8000 }, str(settings, "custom_prompt"))),
     h("button", { type: "submit" }, "Save settings"), " ",
@@ -71,7 +73,7 @@ export const extractionPage = async (spaceId: string, refresh: () => void) => {
     if (!(form instanceof HTMLFormElement)) return
     const guidance = valueOf(form, "guidance").trim()
     const prompt = valueOf(form, "custom_prompt").trim()
-    await api("PUT", path, { mode: valueOf(form, "mode"), guidance: guidance || null, custom_prompt: prompt || null }).then(() => {
+    await api("PUT", path, { mode: choice(valueOf(form, "mode"), MODES), guidance: guidance || null, custom_prompt: prompt || null }).then(() => {
       announce("Extraction settings saved; they apply to the next write.")
       refresh()
     }, failed)

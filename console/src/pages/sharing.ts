@@ -1,11 +1,11 @@
-import { api, list, num, session, str } from "../api.ts"
+import { api, choice, list, num, session, str } from "../api.ts"
 import { announce, confirmButton, field, formatDate, h, plural, table, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { spaceBase, spaceHeader } from "./spaceNav.ts"
 
 /** Who can reach the space: its owning organization and those it is shared with (read, or read and write). */
 export const membersPage = async (spaceId: string, refresh: () => void) => {
-  const base = `${spaceBase(spaceId)}/members`
+  const base = `${spaceBase(spaceId)}/members` as const
   const members = list(await api("GET", base), "items")
   const form = h("form", { class: "inline", "aria-label": "Share the space" },
     field("Organization id", h("input", { name: "org_id", required: true, placeholder: "org_…" })),
@@ -14,7 +14,7 @@ export const membersPage = async (spaceId: string, refresh: () => void) => {
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
     if (!(form instanceof HTMLFormElement)) return
-    await api("POST", base, { org_id: valueOf(form, "org_id").trim(), access: valueOf(form, "access") }).then(() => {
+    await api("POST", base, { org_id: valueOf(form, "org_id").trim(), access: choice(valueOf(form, "access"), ["read", "write"]) }).then(() => {
       announce("Shared.")
       refresh()
     }, failed)
@@ -33,7 +33,7 @@ export const membersPage = async (spaceId: string, refresh: () => void) => {
 
 /** Exports of the space: start one, follow it, download the NDJSON file. */
 export const exportsPage = async (spaceId: string, refresh: () => void) => {
-  const base = `${spaceBase(spaceId)}/exports`
+  const base = `${spaceBase(spaceId)}/exports` as const
   const exports = list(await api("GET", base), "items")
   const download = async (jobId: string) => {
     const token = session.token()

@@ -1,4 +1,4 @@
-import { api, ApiError, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
+import { type Answer, api, ApiError, choice, field as fieldOf, list, numOrNull, str, strings } from "../api.ts"
 import { announce, field, formatDate, h, plural, valueOf } from "../dom.ts"
 import { failed } from "./failed.ts"
 import { memoriesById, spaceHeader } from "./spaceNav.ts"
@@ -16,7 +16,7 @@ interface Filters {
 }
 
 /** What the space's flag rules found in a memory when it was stored (its `metadata.security_flags`). */
-const flagsOf = (memory: unknown) => strings(fieldOf(memory, "metadata"), "security_flags")
+const flagsOf = (memory: Answer<{ readonly metadata: { readonly [key: string]: unknown } }>) => strings(fieldOf(memory, "metadata"), "security_flags")
 
 /** A mark beside a flagged memory's text: recalled, it is shown to models as data, never as instructions. */
 const flagMark = (flags: ReadonlyArray<string>) =>
@@ -32,7 +32,7 @@ const select = (name: string, options: ReadonlyArray<string>, chosen: string, em
 
 /** One memory opened: its text to edit, retire or restore, and its history. */
 const detail = async (spaceId: string, memoryId: string, refresh: () => void) => {
-  const base = `/v1/spaces/${encodeURIComponent(spaceId)}/memories/${encodeURIComponent(memoryId)}`
+  const base: `/v1/spaces/${string}/memories/${string}` = `/v1/spaces/${encodeURIComponent(spaceId)}/memories/${encodeURIComponent(memoryId)}`
   const [found, history] = await Promise.all([memoriesById(spaceId, [memoryId]), api("GET", `${base}/history`)])
   const memory = found.get(memoryId)
   if (memory === undefined) throw new ApiError(404, "not_found", `memory ${memoryId} not found`)
@@ -96,7 +96,7 @@ export const spacePage = async (spaceId: string, query: URLSearchParams, go: (ha
         space_id: spaceId,
         query: filters.q,
         limit: 50,
-        ...(filters.type ? { memory_type: [filters.type] } : {}),
+        ...(filters.type ? { memory_type: [choice(filters.type, ["fact", "note", "experience", "summary"])] } : {}),
         ...(filters.user ? { user_id: filters.user } : {}),
         // Like the list: memories carrying any of the tags (untagged ones left out).
         ...(tags.length > 0 ? { tags, tags_match: "any_strict" } : {})

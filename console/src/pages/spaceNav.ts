@@ -16,13 +16,13 @@ export const spaceHeader = (spaceId: string, current: string) => {
       h("li", {}, h("a", { href: tab === "" ? base : `${base}/${tab}`, ...(tab === current ? { "aria-current": "page" } : {}) }, label))))))
 }
 
-export const spaceBase = (spaceId: string) => `/v1/spaces/${encodeURIComponent(spaceId)}`
+export const spaceBase = (spaceId: string): `/v1/spaces/${string}` => `/v1/spaces/${encodeURIComponent(spaceId)}`
 
 /**
  * Memories read by id, whatever their state or layer, through the list's `ids` filter (the API has no
  * single-memory GET): by id, those the space still has.
  */
-export const memoriesById = async (spaceId: string, ids: ReadonlyArray<string>): Promise<ReadonlyMap<string, unknown>> => {
+export const memoriesById = async (spaceId: string, ids: ReadonlyArray<string>) => {
   // The filter takes 100 ids a call (a summary can list more notes than that).
   const chunks = Array.from({ length: Math.ceil(ids.length / 100) }, (_, i) => ids.slice(i * 100, i * 100 + 100))
   const answers = await Promise.all(chunks.map((chunk) => {
