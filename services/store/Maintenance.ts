@@ -144,7 +144,7 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const growth = yield* StoreGrowth
-    const quiet = growth.quietFor() >= QUIET_MS
+    const quiet = (yield* growth.quietFor) >= QUIET_MS
     // Single-user PostgreSQL reports its table statistics only when asked to: flushed by the next statement.
     yield* sql`SELECT pg_stat_force_next_flush()`
     // The statistics' live count starts again from zero when the store opens (single-user PostgreSQL keeps no
@@ -201,7 +201,7 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const pass = Effect.gen(function*() {
     const growth = yield* StoreGrowth
     // Erasure first: its rewrites leave nothing for the ordinary pass to vacuum.
-    yield* eraseOnce(since, growth.quietFor() >= QUIET_MS)
+    yield* eraseOnce(since, (yield* growth.quietFor) >= QUIET_MS)
     yield* maintainOnce(compactedAt)
   }).pipe(Effect.provide(context))
 

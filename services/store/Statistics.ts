@@ -14,7 +14,7 @@
  * stay empty.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Context, Duration, Effect, Exit, Layer, Queue, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Queue, Schema } from "effect"
 import { decodeRows, Int8 } from "./Columns.ts"
 
 /**
@@ -32,7 +32,7 @@ import { decodeRows, Int8 } from "./Columns.ts"
 export class StoreGrowth extends Context.Tag("engram/store/StoreGrowth")<StoreGrowth, {
   readonly wrote: (rows: number) => Effect.Effect<void>
   /** Milliseconds since rows were last written (what store maintenance waits on). */
-  readonly quietFor: () => number
+  readonly quietFor: Effect.Effect<number>
 }>() {}
 
 /** Rows written before the first early check: a table this small has no plan to get wrong. */
@@ -85,7 +85,7 @@ export const layer = (interval: Duration.DurationInput = Duration.seconds(15)) =
       const loop = Effect.gen(function*() {
         let failures = 0
         while (true) {
-          const startedAt = Date.now()
+          const startedAt = yield* Clock.currentTimeMillis
           writtenAtCheck = written
           const exit = yield* Effect.exit(analyzeGrown)
           if (Exit.isSuccess(exit)) {
@@ -100,17 +100,17 @@ export const layer = (interval: Duration.DurationInput = Duration.seconds(15)) =
           const tick = Duration.millis(Math.min(300_000, base * 2 ** Math.min(failures, 5)))
           // A failing store is not checked again early: only the tick, backed off, brings the next check.
           const woken = failures > 0 ? Effect.never : Queue.take(wakes).pipe(
-            Effect.zipRight(Effect.suspend(() => Effect.sleep(Duration.millis(Math.max(0, Duration.toMillis(SOONEST) - (Date.now() - startedAt))))))
+            Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Duration.millis(Math.max(0, Duration.toMillis(SOONEST) - (now - startedAt))))))
           )
           yield* Effect.raceFirst(Effect.sleep(tick), woken)
         }
       })
       yield* loop.pipe(Effect.annotateLogs({ loop: "store-statistics" }), Effect.forkScoped)
       return {
-        quietFor: () => Date.now() - lastWriteAt,
+        quietFor: Effect.map(Clock.currentTimeMillis, (now) => now - lastWriteAt),
         wrote: (rows: number) =>
-          Effect.suspend(() => {
-            lastWriteAt = Date.now()
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            lastWriteAt = now
             written += rows
             return written >= Math.max(FIRST_WAKE_ROWS, 2 * writtenAtCheck) ? Queue.offer(wakes, undefined) : Effect.void
           }).pipe(Effect.asVoid)

@@ -6,7 +6,7 @@ import { BadRequest } from "../domain/Errors.ts"
 import { requireRole, requireSession } from "../domain/Principal.ts"
 import { Billing } from "../metering/Billing.ts"
 import { renderFailures } from "./RawRoutes.ts"
-import { registerRoute } from "./Routes.ts"
+import type { RawRoutes } from "./Routes.ts"
 
 export const BillingHandlers = HttpApiBuilder.group(EngramApi, "billing", (handlers) =>
   Effect.map(Billing, (billing) =>
@@ -35,10 +35,12 @@ const receive = Effect.gen(function*() {
   return HttpServerResponse.unsafeJson(outcome)
 })
 
+/** The payment processor's webhook, for the route table. */
+export const BILLING_ROUTES: RawRoutes = { routes: [["POST", BILLING_WEBHOOK_PATH]] }
+
 export const BillingWebhookRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Billing>()
-    registerRoute("POST", BILLING_WEBHOOK_PATH)
     yield* router.post(BILLING_WEBHOOK_PATH, renderFailures(receive).pipe(Effect.provide(context)))
   })
 )

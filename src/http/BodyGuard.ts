@@ -4,8 +4,9 @@
  * `JSON_BODY_LIMIT` bytes (413 as soon as the limit is crossed, not after the
  * rest has arrived), valid UTF-8, nested at most `JSON_BODY_MAX_DEPTH` levels
  * (a scan of the raw text, before anything parses it). A route that reads
- * its own body (a multipart upload, with limits of its own) opts out with
- * `registerOwnBody`. The URL's percent-encoding must be UTF-8 too.
+ * its own body (a multipart upload, with limits of its own) opts out by
+ * declaring it (`RawRoutes.ownBodies`, read from the `RouteTable`). The
+ * URL's percent-encoding must be UTF-8 too.
  */
 import { HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
@@ -13,7 +14,7 @@ import { IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { Readable } from "node:stream"
 import { BadRequest, PayloadTooLarge, ValidationError } from "../domain/Errors.ts"
-import { compileRoute } from "./Routes.ts"
+import { RouteTable } from "./Routes.ts"
 
 /** 32 MiB: a full batch (100 items of 100,000 characters of any script, at most 3 UTF-8 bytes each) or a long proxied conversation. */
 export const JSON_BODY_LIMIT = 32 * 1024 * 1024
@@ -23,12 +24,6 @@ export const JSON_BODY_MAX_DEPTH = 64
 
 export type Refusal = BadRequest | PayloadTooLarge | ValidationError
 
-const ownBodies: Array<{ readonly method: string; readonly pattern: RegExp }> = []
-
-/** For a route that reads its own body under its own limits: the guard leaves that body alone. */
-export const registerOwnBody = (method: string, path: string) => void ownBodies.push({ method, pattern: compileRoute(path) })
-
-const readsOwnBody = (method: string, path: string) => ownBodies.some((r) => r.method === method && r.pattern.test(path))
 
 /** Read as JSON: no type, JSON itself, and the labels of `curl -d` (form-urlencoded) and of text/plain clients. */
 const JSON_LIKE = /^(|application\/json|application\/[a-z0-9.+-]+\+json|text\/plain|application\/x-www-form-urlencoded)$/
@@ -148,16 +143,17 @@ export const guardConnection = (request: IncomingMessage, response: ServerRespon
   if (!bodyAnnounced(request.headers) || request.method === "GET" || request.method === "HEAD") return
   const socket = request.socket
   let mark = socket.bytesRead
-  let since = Date.now()
+  // Node's own request handler, outside any fiber: elapsed time on the monotonic clock.
+  let since = performance.now()
   const timer = setInterval(() => {
     if (request.complete || response.writableEnded || request.destroyed) return clearInterval(timer)
     const read = socket.bytesRead
     if (read - mark >= SLOW_BODY_MIN_BYTES) {
       mark = read
-      since = Date.now()
+      since = performance.now()
       return
     }
-    if (Date.now() - since < SLOW_BODY_WINDOW_MS) return
+    if (performance.now() - since < SLOW_BODY_WINDOW_MS) return
     clearInterval(timer)
     if (!response.headersSent) {
       response.writeHead(408, { "content-type": "application/json", connection: "close" })
@@ -310,7 +306,7 @@ export const guardRequest = (request: HttpServerRequest.HttpServerRequest) =>
     if (!urlIsUtf8(request.url)) {
       return yield* new BadRequest({ message: "the URL's percent-encoding is not valid UTF-8" })
     }
-    if (readsOwnBody(request.method, request.url.split("?")[0] ?? "/")) return request
+    if ((yield* RouteTable).readsOwnBody(request.method, request.url.split("?")[0] ?? "/")) return request
     const type = mediaType(request)
     if (!hasBody(request)) {
       const bodiless = request.method === "GET" || request.method === "HEAD" || !JSON_LIKE.test(type)

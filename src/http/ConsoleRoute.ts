@@ -6,7 +6,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { consoleFiles } from "../../services/ConsoleAssets.ts"
-import { registerRoute } from "./Routes.ts"
+import type { RawRoutes } from "./Routes.ts"
 
 /** The page and its assets may only be framed, scripted and styled from this origin. */
 const SECURITY = {
@@ -28,9 +28,11 @@ const serve = (pick: (files: { page: string; styles: string; script: string }) =
       ))
   )
 
+/** The console's page, script and style sheet, for the route table. */
+export const CONSOLE_ROUTES: RawRoutes = { routes: [["GET", "/"], ["GET", "/console/app.js"], ["GET", "/console/console.css"]] }
+
 export const ConsoleRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    for (const path of ["/", "/console/app.js", "/console/console.css"]) registerRoute("GET", path)
     yield* router.get("/", serve((f) => f.page, "text/html; charset=utf-8"))
     yield* router.get("/console/app.js", serve((f) => f.script, "text/javascript; charset=utf-8"))
     yield* router.get("/console/console.css", serve((f) => f.styles, "text/css; charset=utf-8"))

@@ -16,7 +16,7 @@ import { guardRequest, type Refusal } from "./BodyGuard.ts"
 import { classifyBody, envelope } from "./ErrorEnvelope.ts"
 import { errorResponse } from "./RawRoutes.ts"
 import { recordRequest } from "../observability/Metrics.ts"
-import { allowedMethods, keepsOwnErrors, routeOf } from "./Routes.ts"
+import { RouteTable, type RouteTableService } from "./Routes.ts"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -36,23 +36,24 @@ const readJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
 
 const OAuthErrorBody = Schema.Struct({ error: Schema.String, error_description: Schema.String })
 
-/** A protocol's own refusal (an RFC 6749 error body, or an HTML page), where the path keeps them (see registerOwnErrors). */
+/** A protocol's own refusal (an RFC 6749 error body, or an HTML page), where the path keeps them (see RawRoutes.ownErrors). */
 const isOwnError = (response: HttpServerResponse.HttpServerResponse, body: unknown) =>
   (response.body._tag === "Uint8Array" && response.body.contentType.startsWith("text/html")) ||
   Option.isSome(Schema.decodeUnknownOption(OAuthErrorBody)(body))
 
 /** Any response of status >= 400, whoever produced it, leaves as the envelope (except a protocol's own refusal, above). */
 const toEnvelope = (
+  routes: RouteTableService,
   requestId: string,
   request: HttpServerRequest.HttpServerRequest,
   response: HttpServerResponse.HttpServerResponse
 ) => {
   if (response.status < 400) return response
   const body = readJson(response)
-  if (keepsOwnErrors(pathOf(request.url)) && isOwnError(response, body)) return response
+  if (routes.keepsOwnErrors(pathOf(request.url)) && isOwnError(response, body)) return response
   if (response.status === 404 && body === undefined) {
     const path = pathOf(request.url)
-    const allowed = allowedMethods(path)
+    const allowed = routes.allowedMethods(path)
     if (allowed.length > 0) {
       return envelope(requestId, {
         status: 405,
@@ -80,13 +81,14 @@ const expected = (cause: Cause.Cause<unknown>) => {
 export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const routes = yield* RouteTable
     const requestId = requestIdOf(request.headers["x-request-id"])
     const started = yield* Clock.currentTimeMillis
     // Filled in by metering as the request is authenticated and charged; an unauthenticated one reports zeros.
     const meter = newReport()
     yield* Effect.annotateCurrentSpan("request_id", requestId)
     const finish = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => Effect.gen(function*() {
-      const enveloped = HttpServerResponse.setHeaders(toEnvelope(requestId, request, response), {
+      const enveloped = HttpServerResponse.setHeaders(toEnvelope(routes, requestId, request, response), {
         ...reportHeaders(meter),
         "x-request-id": requestId
       })
@@ -103,7 +105,7 @@ export const envelopeMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
             status: final.status,
             duration_ms: durationMs
           }),
-          Effect.zipRight(recordRequest(request.method, routeOf(request.method, pathOf(request.url)), final.status, durationMs / 1000))
+          Effect.zipRight(recordRequest(request.method, routes.routeOf(request.method, pathOf(request.url)), final.status, durationMs / 1000))
         ),
         final
       )

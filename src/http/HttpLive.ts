@@ -7,11 +7,11 @@ import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, LogoutHandlers, SwitchHandlers } from "./AuthHandlers.ts"
 import { InvitationHandlers } from "./InvitationHandlers.ts"
 import { envelopeMiddleware } from "./Envelope.ts"
-import { readsFirst } from "./ReadsFirst.ts"
-import { ConsoleRoute } from "./ConsoleRoute.ts"
-import { McpRoute } from "./McpRoute.ts"
+import { readsFirst, WriteTurns } from "./ReadsFirst.ts"
+import { CONSOLE_ROUTES, ConsoleRoute } from "./ConsoleRoute.ts"
+import { MCP_ROUTES, McpRoute } from "./McpRoute.ts"
 import { ConnectedClientHandlers } from "./ConnectedClientHandlers.ts"
-import { OAuthRoutes } from "./OAuthRoutes.ts"
+import { OAUTH_ROUTES, OAuthRoutes } from "./OAuthRoutes.ts"
 import { MemoryHandlers } from "./MemoryHandlers.ts"
 import { ModelHandlers } from "./ModelHandlers.ts"
 import { ChatSettingsHandlers } from "./ChatSettingsHandlers.ts"
@@ -20,12 +20,11 @@ import { ConsolidationHandlers } from "./ConsolidationHandlers.ts"
 import { MemoryModelHandlers } from "./MemoryModelHandlers.ts"
 import { WebhookHandlers } from "./WebhookHandlers.ts"
 import { DocumentHandlers } from "./DocumentHandlers.ts"
-import { registerOwnBody } from "./BodyGuard.ts"
 import { UPLOAD_PATH } from "../domain/Documents.ts"
 import { IMPORTS_PATH } from "../domain/PortabilityApi.ts"
 import { PortabilityHandlers } from "./PortabilityHandlers.ts"
 import { OrgHandlers } from "./OrgHandlers.ts"
-import { ProxyRoutes } from "./ProxyRoutes.ts"
+import { PROXY_ROUTES, ProxyRoutes } from "./ProxyRoutes.ts"
 import { ProfileHandlers } from "./ProfileHandlers.ts"
 import { ReasonHandlers } from "./ReasonHandlers.ts"
 import { SpaceHandlers } from "./SpaceHandlers.ts"
@@ -34,12 +33,18 @@ import { SpaceMemberHandlers } from "./SpaceMemberHandlers.ts"
 import { RuleHandlers } from "./RuleHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { FeedbackHandlers, UsageHandlers } from "./UsageHandlers.ts"
-import { BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
+import { BILLING_ROUTES, BillingHandlers, BillingWebhookRoute } from "./BillingHandlers.ts"
+import { type RawRoutes, RouteTable } from "./Routes.ts"
 
-// Uploads stream their own multipart body under their own limits (the JSON guard would refuse it).
-registerOwnBody("POST", UPLOAD_PATH)
-// Imports stream the export file to disk under their own limit (MAX_IMPORT_BYTES).
-registerOwnBody("POST", IMPORTS_PATH)
+/**
+ * HttpApi routes that read their own bodies: uploads stream their multipart
+ * body under their own limits (the JSON guard would refuse it), imports
+ * stream the export file to disk under their own (MAX_IMPORT_BYTES).
+ */
+const STREAMED_BODIES: RawRoutes = { routes: [], ownBodies: [["POST", UPLOAD_PATH], ["POST", IMPORTS_PATH]] }
+
+/** Every route the node serves, declared by the modules that serve them. */
+export const RouteTableLive = RouteTable.layer([PROXY_ROUTES, OAUTH_ROUTES, MCP_ROUTES, CONSOLE_ROUTES, BILLING_ROUTES, STREAMED_BODIES])
 
 export const ApiLive = HttpApiBuilder.api(EngramApi).pipe(
   Layer.provide([SystemHandlers, AuthHandlers, LogoutHandlers, OrgHandlers, ApiKeyHandlers, SpaceHandlers, MemoryHandlers, ModelHandlers, ChatSettingsHandlers]),
@@ -62,5 +67,6 @@ export const HttpLive = HttpApiBuilder.serve((app) => envelopeMiddleware(readsFi
   Layer.provide(ConsoleRoute),
   Layer.provide(OAuthRoutes),
   Layer.provide(BillingWebhookRoute),
-  Layer.provide(ApiLive)
+  Layer.provide(ApiLive),
+  Layer.provide([RouteTableLive, WriteTurns.layer])
 )

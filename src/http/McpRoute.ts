@@ -19,7 +19,7 @@ import { arrivedOnLoopback, baseUrl, hostAllowed, originAllowed, resourceMetadat
 import { OAuthTokens } from "../oauth/OAuthTokens.ts"
 import { defaultCode } from "./ErrorEnvelope.ts"
 import { authenticate, renderFailures } from "./RawRoutes.ts"
-import { registerRoute } from "./Routes.ts"
+import type { RawRoutes } from "./Routes.ts"
 
 /** Headers the web Request recomputes from its own body. */
 const HOP_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive"])
@@ -97,10 +97,12 @@ const challenge = (response: HttpServerResponse.HttpServerResponse) =>
     return HttpServerResponse.setHeader(response, "www-authenticate", presented ? `Bearer error="invalid_token", ${metadata}` : `Bearer ${metadata}`)
   })
 
+/** MCP's one route, for the route table. */
+export const MCP_ROUTES: RawRoutes = { routes: [["POST", "/mcp"]] }
+
 export const McpRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<McpTools | Authenticator | Metering | OAuthTokens | AppConfig>()
-    registerRoute("POST", "/mcp")
     yield* router.post("/mcp", renderFailures(handle).pipe(Effect.flatMap(challenge), Effect.provide(context)))
   })
 ).pipe(Layer.provide([McpTools.Default, OAuthTokens.Default]))

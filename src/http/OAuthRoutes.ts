@@ -36,7 +36,7 @@ import { OAuthTokens } from "../oauth/OAuthTokens.ts"
 import { Spaces } from "../spaces/Spaces.ts"
 import { CORS, CROSS_ORIGIN, preflight } from "./OAuthCors.ts"
 import { renderFailures } from "./RawRoutes.ts"
-import { registerOwnErrors, registerRoute } from "./Routes.ts"
+import type { RawRoutes } from "./Routes.ts"
 
 const COOKIE = "engram_oauth_session"
 /** The sign-in form's secret, double-submitted: in this cookie and in the form. */
@@ -285,12 +285,15 @@ const ROUTES = [
   ["POST", "/oauth/revoke"]
 ] as const
 
+/** OAuth's routes and their preflights, for the route table; OAuth's refusals are its own (RFC 6749). */
+export const OAUTH_ROUTES: RawRoutes = {
+  routes: [...ROUTES, ...CROSS_ORIGIN.map(([path]) => ["OPTIONS", path] as const)],
+  ownErrors: ["/oauth/"]
+}
+
 export const OAuthRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Services>()
-    for (const [method, path] of ROUTES) registerRoute(method, path)
-    for (const [path] of CROSS_ORIGIN) registerRoute("OPTIONS", path)
-    registerOwnErrors("/oauth/")
     type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, Services | HttpServerRequest.HttpServerRequest>
     const serve = (handler: Handler) => renderOAuth(handler).pipe(Effect.provide(context))
     /** Served to any origin: the answer (refusals included) carries Access-Control-Allow-Origin. */

@@ -15,7 +15,7 @@ import { Responses } from "../proxy/formats/Responses.ts"
 import { MemoryWrapper, type Prepared } from "../proxy/MemoryWrapper.ts"
 import { readTunables } from "../proxy/Tunables.ts"
 import { authenticate, renderFailures } from "./RawRoutes.ts"
-import { registerRoute } from "./Routes.ts"
+import type { RawRoutes } from "./Routes.ts"
 
 const readBody = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -58,7 +58,8 @@ const ROUTES = [
   { path: "/v1/messages", format: Messages, allowApiKeyHeader: true }
 ] as const
 
-for (const route of ROUTES) registerRoute("POST", route.path)
+/** The proxy's three wire formats, for the route table. */
+export const PROXY_ROUTES: RawRoutes = { routes: ROUTES.map((route) => ["POST", route.path] as const) }
 
 export const ProxyRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

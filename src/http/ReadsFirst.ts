@@ -8,7 +8,7 @@
  * (ReadPriority), so the heavy steps of writes on this node wait for it.
  */
 import { type HttpApp, HttpServerRequest } from "@effect/platform"
-import { Effect } from "effect"
+import { Context, Deferred, Effect, Layer, Queue } from "effect"
 import { ReadPriority } from "../../services/EventLoop.ts"
 
 /** Requests that read, though sent as POST: recall in its two shapes. */
@@ -17,33 +17,33 @@ const READ_POSTS = new Set(["/v1/retrieve", "/v1/search"])
 const isRead = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "GET" || request.method === "HEAD" || (request.method === "POST" && READ_POSTS.has(request.url.split("?")[0] ?? ""))
 
-const waiting: Array<() => void> = []
-let pumping = false
-
-/** Lets the oldest waiting write start, then gives the event loop a turn before the next. */
-const pump = () => {
-  waiting.shift()?.()
-  if (waiting.length > 0) setImmediate(pump)
-  else pumping = false
-}
-
-/** Waits for this write's turn: after the writes that came before it, each a turn of the event loop apart. */
-const turn = Effect.async<void>((resume) => {
-  const start = () => resume(Effect.void)
-  waiting.push(start)
-  if (!pumping) {
-    pumping = true
-    setImmediate(pump)
-  }
-  return Effect.sync(() => {
-    const at = waiting.indexOf(start)
-    if (at >= 0) waiting.splice(at, 1)
-  })
+/** One turn of Node's event loop: what arrived meanwhile (a recall's bytes) is read before this resumes. */
+const nextTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
 })
 
-export const readsFirst = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | ReadPriority> =>
+/** The node's queue of writes waiting to start: one starts per turn of the event loop, in the order they came. */
+export class WriteTurns extends Context.Tag("engram/http/WriteTurns")<WriteTurns, {
+  /** Waits for this write's turn: after the writes that came before it, each a turn of the event loop apart. */
+  readonly turn: Effect.Effect<void>
+}>() {
+  static readonly layer = Layer.scoped(
+    WriteTurns,
+    Effect.gen(function*() {
+      const waiting = yield* Queue.unbounded<Deferred.Deferred<void>>()
+      // Lets the oldest waiting write start, then gives the event loop a turn before the next. Nothing in it can fail.
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.flatMap(Queue.take(waiting), (next) => Deferred.succeed(next, undefined)), nextTurn)))
+      return {
+        turn: Effect.flatMap(Deferred.make<void>(), (mine) => Effect.zipRight(Queue.offer(waiting, mine), Deferred.await(mine)))
+      }
+    })
+  )
+}
+
+export const readsFirst = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | ReadPriority | WriteTurns> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (!isRead(request)) return yield* Effect.zipRight(turn, app)
+    if (!isRead(request)) return yield* Effect.zipRight((yield* WriteTurns).turn, app)
     return yield* (yield* ReadPriority).read(app)
   })

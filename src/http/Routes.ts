@@ -1,6 +1,24 @@
-/** The route table read back from the HttpApi, to tell an unknown path (404) from a wrong method (405). */
+/**
+ * The route table: every route the node serves (the HttpApi's, read back
+ * from its definition, and those served beside it, each declared by the
+ * module that serves them), to tell an unknown path (404) from a wrong
+ * method (405), to label metrics by route, and to know which paths keep
+ * their protocol's own refusals or read their own bodies. Built once per
+ * server from declarations: nothing registers into it at run time.
+ */
 import { HttpApi } from "@effect/platform"
+import { Context, Layer } from "effect"
 import { EngramApi } from "../domain/Api.ts"
+
+/** What a module serving routes beside the HttpApi declares about them. */
+export interface RawRoutes {
+  /** Its routes, so a wrong method on them is a 405 and metrics name them. */
+  readonly routes: ReadonlyArray<readonly [method: string, path: string]>
+  /** Path prefixes whose refusals are their protocol's own (OAuth's `{error, error_description}`, an HTML page). */
+  readonly ownErrors?: ReadonlyArray<string>
+  /** Routes that read their own body (a multipart upload, a streamed import): the JSON guard leaves them alone. */
+  readonly ownBodies?: ReadonlyArray<readonly [method: string, path: string]>
+}
 
 interface Route {
   readonly method: string
@@ -22,41 +40,46 @@ const route = (method: string, path: string): Route => ({
 export const compileRoute = (path: string) =>
   new RegExp(`^${path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}/?$`)
 
-const routes: Array<Route> = [route("GET", "/openapi.json"), route("GET", "/docs")]
-HttpApi.reflect(EngramApi, {
-  onGroup: () => {},
-  onEndpoint: ({ endpoint }) => void routes.push(route(endpoint.method, endpoint.path))
-})
-
-/** The methods served at a path; empty when the path is unknown. */
-export const allowedMethods = (path: string): ReadonlyArray<string> => [
-  ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
-]
-
-/** Routes served beside the HttpApi register here, so a wrong method on them is a 405 too. */
-export const registerRoute = (method: string, path: string) => void routes.push(route(method, path))
-
-/**
- * The declared path of the route serving `method` at `path` (what metrics
- * label a request with: one series per route, not per space or memory id);
- * "unmatched" for a path or method nothing serves.
- */
-export const routeOf = (method: string, path: string): string => {
-  let best: Route | undefined
-  for (const candidate of routes) {
-    if (candidate.method !== method || !candidate.pattern.test(path)) continue
-    if (best === undefined || candidate.literal > best.literal) best = candidate
-  }
-  return best?.path ?? "unmatched"
+/** The HttpApi's routes, with the OpenAPI document and its reference page. */
+const apiRoutes = (): ReadonlyArray<Route> => {
+  const routes: Array<Route> = [route("GET", "/openapi.json"), route("GET", "/docs")]
+  HttpApi.reflect(EngramApi, { onGroup: () => {}, onEndpoint: ({ endpoint }) => void routes.push(route(endpoint.method, endpoint.path)) })
+  return routes
 }
 
-const ownErrors: Array<string> = []
+export interface RouteTableService {
+  /** The methods served at a path; empty when the path is unknown. */
+  readonly allowedMethods: (path: string) => ReadonlyArray<string>
+  /** The declared path of the route serving `method` at `path` (one metrics series per route); "unmatched" when nothing serves it. */
+  readonly routeOf: (method: string, path: string) => string
+  /** Whether the path's refusals are its protocol's own, which the envelope leaves alone. */
+  readonly keepsOwnErrors: (path: string) => boolean
+  /** Whether the route reads its own body. */
+  readonly readsOwnBody: (method: string, path: string) => boolean
+}
 
-/**
- * Paths (by prefix) whose refusals are their protocol's own (OAuth's
- * `{error, error_description}`, an HTML page): the envelope leaves those
- * alone there; any other failure on them is still the envelope.
- */
-export const registerOwnErrors = (prefix: string) => void ownErrors.push(prefix)
+export class RouteTable extends Context.Tag("engram/http/RouteTable")<RouteTable, RouteTableService>() {
+  /** The table of the HttpApi's routes and the declared `raw` ones. */
+  static make(raw: ReadonlyArray<RawRoutes>): RouteTableService {
+    const routes = [...apiRoutes(), ...raw.flatMap((r) => r.routes.map(([method, path]) => route(method, path)))]
+    const ownErrors = raw.flatMap((r) => r.ownErrors ?? [])
+    const ownBodies = raw.flatMap((r) => (r.ownBodies ?? []).map(([method, path]) => route(method, path)))
+    return {
+      allowedMethods: (path) => [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))],
+      routeOf: (method, path) => {
+        let best: Route | undefined
+        for (const candidate of routes) {
+          if (candidate.method !== method || !candidate.pattern.test(path)) continue
+          if (best === undefined || candidate.literal > best.literal) best = candidate
+        }
+        return best?.path ?? "unmatched"
+      },
+      keepsOwnErrors: (path) => ownErrors.some((prefix) => path.startsWith(prefix)),
+      readsOwnBody: (method, path) => ownBodies.some((r) => r.method === method && r.pattern.test(path))
+    }
+  }
 
-export const keepsOwnErrors = (path: string) => ownErrors.some((prefix) => path.startsWith(prefix))
+  static layer(raw: ReadonlyArray<RawRoutes>) {
+    return Layer.sync(RouteTable, () => RouteTable.make(raw))
+  }
+}

@@ -5,7 +5,7 @@
  * off. A streamed turn is stored when the stream ends, however it ends, so a
  * dropped connection still keeps what was produced.
  */
-import { Effect, Option, Ref, Stream } from "effect"
+import { Clock, Effect, Option, Ref, Stream } from "effect"
 import { InvalidModel } from "../domain/Errors.ts"
 import type { PrincipalShape } from "../domain/Principal.ts"
 import { toSafeText } from "../domain/SafeText.ts"
@@ -35,6 +35,8 @@ export interface Prepared {
   readonly request: ChatRequest
   readonly spaceId: string
   readonly memoriesInjected: number
+  /** When the turn was taken (Unix seconds): the answer's `created`. */
+  readonly createdAt: number
 }
 
 const lastUserText = (messages: ReadonlyArray<ChatMessage>) =>
@@ -86,6 +88,7 @@ export class MemoryWrapper extends Effect.Service<MemoryWrapper>()("engram/proxy
         spec: spec.value,
         spaceId,
         memoriesInjected: recalled.length,
+        createdAt: Math.floor((yield* Clock.currentTimeMillis) / 1000),
         request: {
           system,
           messages: turn.messages,

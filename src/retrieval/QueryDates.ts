@@ -17,6 +17,7 @@ const monthSpan = (year: number, month: number): Span => ({
 export const queryDates = (query: string, reference: number | undefined): Array<Span> => {
   const text = query.toLowerCase()
   const spans: Array<Span> = []
+  // The service always passes its Clock's time (or the recall's query_time); the engine's own scripts may leave it out.
   const now = reference ?? Date.now()
   const refDate = new Date(now)
   const years = [...text.matchAll(/\b(19\d{2}|20\d{2})\b/g)].map((m) => Number(m[1]))

@@ -15,6 +15,7 @@ import type { ClaimedRow, DeliveryRow, Settlement, WebhookRepo } from "../../ser
 import { signature, type WebhookSecretsShape } from "../../services/webhooks/Signing.ts"
 import { DELIVERY_TIMEOUT, type WebhookTransportShape } from "../../services/webhooks/Transport.ts"
 import type { LoopStep } from "./SupervisedLoop.ts"
+import { wallClock } from "./SpaceClock.ts"
 
 /** Deliveries claimed per step, and sent at once. */
 export const CLAIM = 64
@@ -31,8 +32,6 @@ export const GATHER = Duration.millis(150)
 const QUIET = 50
 const MAX_YIELD = 500
 
-/** The pauses that pace the loop against the writes are wall time, whatever clock the space's timers run on. */
-const wall = Clock.make()
 
 /** How often the loop looks for attempts a crash cut short (and at activation). */
 const RECOVER_EVERY = Duration.seconds(10)
@@ -71,7 +70,7 @@ export const makeDelivery = (deps: {
   /** The space's clock (SpaceClock): attempt times and retry timers. */
   readonly clock: Clock.Clock
   /** Milliseconds since the space's last write finished. */
-  readonly quietFor: () => number
+  readonly quietFor: Effect.Effect<number>
 }) =>
   Effect.gen(function*() {
     const { clock, schedule, secrets, space, transport, webhooks } = deps
@@ -140,15 +139,17 @@ export const makeDelivery = (deps: {
     let continuing = false
     const step = Effect.gen(function*() {
       // A round starts after a short gathering pause; a round with more to send goes straight on.
-      if (!continuing) yield* wall.sleep(GATHER)
+      // The pauses that pace the loop against the writes are wall time, whatever clock the space's timers run on.
+      if (!continuing) yield* wallClock.sleep(GATHER)
       continuing = false
       // Delivery never slows the writes: while they stream in, it waits for a pause (at most MAX_YIELD).
-      for (let waited = 0; deps.quietFor() < QUIET && waited < MAX_YIELD; waited += QUIET) {
-        yield* wall.sleep(Duration.millis(QUIET))
+      for (let waited = 0; (yield* deps.quietFor) < QUIET && waited < MAX_YIELD; waited += QUIET) {
+        yield* wallClock.sleep(Duration.millis(QUIET))
       }
-      const recovering = Date.now() - recoveredAt >= Duration.toMillis(RECOVER_EVERY)
+      const startedAt = yield* wallClock.currentTimeMillis
+      const recovering = startedAt - recoveredAt >= Duration.toMillis(RECOVER_EVERY)
       const recovered = recovering ? yield* recover : 0
-      if (recovering) recoveredAt = Date.now()
+      if (recovering) recoveredAt = yield* wallClock.currentTimeMillis
       const claimed = yield* webhooks.claim(space, now(), CLAIM)
       const settled = yield* Effect.forEach(claimed, attempt, { concurrency: CONCURRENCY })
       yield* webhooks.settle(settled)

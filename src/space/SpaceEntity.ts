@@ -45,7 +45,7 @@ import { ImportRepo } from "../../services/store/ImportRepo.ts"
 import { PortabilityRepo } from "../../services/store/PortabilityRepo.ts"
 import { makePortability } from "../portability/PortabilityLoop.ts"
 import { join } from "node:path"
-import { SpaceClock } from "./SpaceClock.ts"
+import { SpaceClock, wallClock } from "./SpaceClock.ts"
 import { fillTexts, loadFromStore } from "./IndexLoad.ts"
 import { makeIndexSnapshots } from "./IndexSnapshots.ts"
 import { SnapshotStore } from "../../services/store/SnapshotStore.ts"
@@ -316,7 +316,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     secrets: yield* WebhookSecrets,
     schedule: config.webhookRetrySchedule,
     clock,
-    quietFor: () => writer.quietFor()
+    quietFor: writer.quietFor
   })
   deliveriesQueued = delivery.nudge
   yield* supervise({ loop: "deliver", space, alive, signal: delivery.signal, step: delivery.step })
@@ -330,18 +330,17 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       dirtySince = null
       return { more: false, lagMs: 0 }
     }
-    const now = liveClock.unsafeCurrentTimeMillis()
+    const now = yield* wallClock.currentTimeMillis
     dirtySince ??= now
     const limit = snapshots.erased() ? SNAPSHOT_ERASED_MAX_DIRTY_MS : SNAPSHOT_MAX_DIRTY_MS
-    if (writer.quietFor() < SNAPSHOT_QUIET_MS && now - dirtySince < limit) return { more: false, lagMs: 0 }
+    if ((yield* writer.quietFor) < SNAPSHOT_QUIET_MS && now - dirtySince < limit) return { more: false, lagMs: 0 }
     const lagMs = now - dirtySince
     yield* snapshots.save
     dirtySince = null
     return { more: false, lagMs }
   })
   // On the wall clock, whatever clock the space's own timers run on (a test's): a snapshot is no event of the space.
-  const liveClock = Clock.make()
-  yield* supervise({ loop: "snapshot", space, alive, signal: Effect.sleep(SNAPSHOT_CHECK).pipe(Effect.withClock(liveClock)), step: snapshotStep })
+  yield* supervise({ loop: "snapshot", space, alive, signal: Effect.sleep(SNAPSHOT_CHECK).pipe(Effect.withClock(wallClock)), step: snapshotStep })
   // Last: finalizers run in reverse, so this one runs while the loops can still finish a change in progress.
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => (loaded && snapshots.dirty() ? snapshots.save : Effect.void)).pipe(

@@ -4,7 +4,7 @@
  * left out. Reads the index without the writer's permit: the index changes
  * only synchronously after a commit, so a recall sees a write whole or not at all.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { ServiceUnavailable } from "../domain/Errors.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
 import type { Memory } from "../domain/Memory.ts"
@@ -59,7 +59,9 @@ export const makeRecall = (deps: {
         Effect.mapError(unavailable("embedding failed"))
       )
       const cap = Math.min(100, recall.limit + 50)
-      const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit)
+      // A question's "last month" is read against the recall's query_time, or now.
+      const now = yield* Clock.currentTimeMillis
+      const rank = (mode: "fast" | "accurate", limit: number) => state.rank(recall, vector, mode, limit, now)
       // A full receipt looks past the candidate cap, and in fast mode at what the accurate stages would rank.
       const hits = currentFirst(rank(recall.mode, recall.full ? cap + 50 : cap), state)
       const considered = hits.slice(0, cap)

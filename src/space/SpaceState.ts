@@ -235,7 +235,7 @@ export class SpaceState {
   }
 
   /** The memories a recall may see (the index keeps retired ones out), ranked. */
-  rank(recall: Recall, vector: Float32Array | undefined, mode: "fast" | "accurate", limit: number): ReadonlyArray<RankedHit> {
+  rank(recall: Recall, vector: Float32Array | undefined, mode: "fast" | "accurate", limit: number, now: number): ReadonlyArray<RankedHit> {
     const narrow = narrowing(recall)
     // Notes beside the facts they were made from: ranked apart, so that the facts rank as they would alone and a
     // note only stands in for them where it serves the query better (Selection.select).
@@ -247,7 +247,7 @@ export class SpaceState {
     return this.index.search({
       text: recall.query,
       vector,
-      referenceTime: recall.queryTime === null ? undefined : Date.parse(recall.queryTime),
+      referenceTime: recall.queryTime === null ? now : Date.parse(recall.queryTime),
       mode,
       limit,
       eligible: narrow === undefined ? undefined : (_id, slot) => {

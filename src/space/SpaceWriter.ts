@@ -24,6 +24,7 @@ import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
 import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { PreparedItem } from "./WritePreparation.ts"
+import { wallClock } from "./SpaceClock.ts"
 
 /** An edited text's vector to store (null from an embedder that makes vectors from words), by its embedder. */
 type Vector = { readonly vector: Float32Array | null; readonly embedder: string } | null
@@ -124,12 +125,12 @@ export const makeWriter = (deps: {
     // once, since the outbox reads the webhooks in the change's own transaction.
     let hooksCheckedAt = Number.NEGATIVE_INFINITY
     let hasHooks = false
-    const hooksMaybe = Effect.suspend(() =>
-      Date.now() - hooksCheckedAt < HOOKS_TTL
+    const hooksMaybe = Effect.flatMap(wallClock.currentTimeMillis, (now) =>
+      now - hooksCheckedAt < HOOKS_TTL
         ? Effect.succeed(hasHooks)
         : Effect.map(webhooks.any(space), (any) => {
           hasHooks = any
-          hooksCheckedAt = Date.now()
+          hooksCheckedAt = now
           return any
         })
     )
@@ -157,7 +158,7 @@ export const makeWriter = (deps: {
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       permit.withPermits(1)(
-        Effect.zipRight(deps.beforeHeavyWrite, effect).pipe(Effect.ensuring(Effect.sync(() => (lastChangeAt = Date.now()))))
+        Effect.zipRight(deps.beforeHeavyWrite, effect).pipe(Effect.ensuring(Effect.map(wallClock.currentTimeMillis, (now) => void (lastChangeAt = now))))
       ).pipe(
         containDefects(operation, space),
         Effect.withSpan(`Space.${operation}`)
@@ -414,8 +415,8 @@ export const makeWriter = (deps: {
     }).pipe(exclusive("deleteSpace"))
 
     return {
-      /** Milliseconds since the last change finished. */
-      quietFor: () => Date.now() - lastChangeAt,
+      /** Milliseconds since the last change finished (wall time). */
+      quietFor: Effect.map(wallClock.currentTimeMillis, (now) => now - lastChangeAt),
       /** The index was just built from the store (or its snapshot) at `storeVersion`. */
       indexedAt: (storeVersion: number) => {
         version = storeVersion

@@ -147,9 +147,10 @@ const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<Ind
         userId: null, agentId: null, sessionId: null, memoryTypes: null, asOf: null, preferObservations: false
       }
       const vector = fromWords(query.toLowerCase().split(" "))
-      const expected = state.rank(recall, vector, mode, 20)
+      const now = Date.parse("2026-11-29T12:00:00Z")
+      const expected = state.rank(recall, vector, mode, 20, now)
       expect(expected.length).toBeGreaterThan(0)
-      expect(back.rank(recall, vector, mode, 20)).toEqual(expected)
+      expect(back.rank(recall, vector, mode, 20, now)).toEqual(expected)
     }
   }
 }

@@ -26,7 +26,7 @@ const tableBytes = (table: string) =>
     ))
 
 const quietFor = { ms: 0 }
-const Growth = Layer.succeed(StoreGrowth, { wrote: () => Effect.void, quietFor: () => quietFor.ms })
+const Growth = Layer.succeed(StoreGrowth, { wrote: () => Effect.void, quietFor: Effect.sync(() => quietFor.ms) })
 
 it.scoped("a table whose rows shrank is vacuumed while writes go on, and rewritten to its live size once they pause", () =>
   Effect.gen(function*() {

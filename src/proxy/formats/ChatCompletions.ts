@@ -8,7 +8,6 @@ import {
   describeFailure,
   extraFields,
   invalid,
-  nowSeconds,
   optionalBoolean,
   optionalInteger,
   optionalModel,
@@ -49,7 +48,7 @@ export const ChatCompletions: WireFormat = {
   respond: (prepared, answer) => ({
     id: `chatcmpl-${randomBase62(24)}`,
     object: "chat.completion",
-    created: nowSeconds(),
+    created: prepared.createdAt,
     model: prepared.spec.id,
     choices: [{ index: 0, message: { role: "assistant", content: answer.text }, logprobs: null, finish_reason: finish(answer.stopReason) }],
     usage: {
@@ -63,7 +62,7 @@ export const ChatCompletions: WireFormat = {
 
   events: (prepared: Prepared, parts: Stream.Stream<StreamPart, unknown>, includeUsage: boolean) => {
     const id = `chatcmpl-${randomBase62(24)}`
-    const created = nowSeconds()
+    const created = prepared.createdAt
     const chunk = (choices: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) =>
       sse({
         id,

@@ -109,8 +109,6 @@ export const extraFields = (body: Body, known: ReadonlyArray<string>) => {
 
 export const sse = (data: unknown, event?: string) => `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`
 
-export const nowSeconds = () => Math.floor(Date.now() / 1000)
-
 /** A failure after the first token, as the code and message the stream's last event carries. */
 export const describeFailure = (error: unknown) => {
   const e = error as { code?: unknown; message?: unknown }

@@ -8,7 +8,6 @@ import {
   describeFailure,
   extraFields,
   invalid,
-  nowSeconds,
   optionalBoolean,
   optionalInteger,
   optionalModel,
@@ -57,7 +56,7 @@ const response = (
   space_id: prepared.spaceId
 })
 
-const newIds = () => ({ response: `resp_${randomBase62(24)}`, message: `msg_${randomBase62(24)}`, created: nowSeconds() })
+const newIds = (prepared: Prepared) => ({ response: `resp_${randomBase62(24)}`, message: `msg_${randomBase62(24)}`, created: prepared.createdAt })
 
 export const Responses: WireFormat = {
   parse: (body: Body) =>
@@ -84,10 +83,10 @@ export const Responses: WireFormat = {
       }
     }),
 
-  respond: (prepared, answer) => response(prepared, newIds(), answer),
+  respond: (prepared, answer) => response(prepared, newIds(prepared), answer),
 
   events: (prepared: Prepared, parts: Stream.Stream<StreamPart, unknown>) => {
-    const ids = newIds()
+    const ids = newIds(prepared)
     let sequence = 0
     let text = ""
     const event = (type: string, data: Record<string, unknown>) => sse({ type, sequence_number: sequence++, ...data }, type)
