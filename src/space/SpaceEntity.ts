@@ -14,7 +14,6 @@ import { Consolidator } from "../consolidation/Consolidator.ts"
 import { listItem, storedMemory } from "../domain/MemoryViews.ts"
 import { parseSpaceEntityId, SpaceEntity, SpaceMissing, type WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
-import type { ServiceUnavailable } from "../domain/Errors.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { ExtractionSettings } from "../ingestion/ExtractionSettings.ts"
 import { Embedder } from "../../services/embedder/Embedder.ts"
@@ -46,6 +45,7 @@ import { PortabilityRepo } from "../../services/store/PortabilityRepo.ts"
 import { makePortability } from "../portability/PortabilityLoop.ts"
 import { join } from "node:path"
 import { SpaceClock, wallClock } from "./SpaceClock.ts"
+import { makeSpaceEvents, SpaceEvent } from "./SpaceEvents.ts"
 import { fillTexts, loadFromStore } from "./IndexLoad.ts"
 import { makeIndexSnapshots } from "./IndexSnapshots.ts"
 import { SnapshotStore } from "../../services/store/SnapshotStore.ts"
@@ -102,6 +102,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   // exist (deletion goes through this entity); a missing one is checked again on every call, since
   // creating a space does not.
   const state = new SpaceState(space, { id: embedder.id, dimensions: embedder.dimensions, wordPart: embedder.wordPart, load: embedder.load }, embedder.wordVectors)
+  // What happened in the space: the writer, the load and Wake publish, each loop below subscribes.
+  const events = yield* makeSpaceEvents(space)
   const loading = yield* Effect.makeSemaphore(1)
   let loaded = false
   const load = Effect.gen(function*() {
@@ -137,12 +139,12 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     // Facts left pending (a restart, a moved shard, a failed run) are consolidated once things settle.
     for (const m of state.metas()) {
       if (m.type === "fact" && m.consolidatedAt === null && m.state === "active") {
-        yield* factsChanged
+        yield* events.publish(SpaceEvent.FactsChanged())
         break
       }
     }
     // Models left due for a refresh are scheduled as if their memories had just been recorded.
-    yield* Effect.suspend(() => refreshActivated)
+    yield* events.publish(SpaceEvent.Loaded())
   }).pipe(Effect.withSpan("Space.load", { attributes: { org_id: space.orgId, space_id: space.spaceId } }))
   const ensureLoaded = Effect.suspend(() =>
     loaded ? Effect.void : loading.withPermits(1)(Effect.suspend(() => (loaded ? Effect.void : load)))
@@ -162,14 +164,6 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   const entityScope = yield* Effect.scope
 
   const priority = yield* ReadPriority
-  // Set once the consolidation loop exists (the writer, made first, tells it about changed facts).
-  let factsChanged: Effect.Effect<void> = Effect.void
-  let consolidationWoken: Effect.Effect<void> = Effect.void
-  // Set once the refresh loop exists (the writer tells it new memories were recorded).
-  let refreshRecorded: Effect.Effect<void> = Effect.void
-  let refreshActivated: Effect.Effect<void, ServiceUnavailable> = Effect.void
-  // Set once the delivery loop exists (the writer tells it deliveries were queued).
-  let deliveriesQueued: Effect.Effect<void> = Effect.void
   const preparation = makePreparation({
     extractor,
     // Read from the store for every write call and queued group: a change made on any node applies to the next write.
@@ -189,10 +183,10 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     models,
     webhooks,
     ledger,
-    onDeliveriesQueued: Effect.suspend(() => deliveriesQueued),
+    onDeliveriesQueued: events.publish(SpaceEvent.DeliveriesQueued()),
     clock,
-    onFactsChanged: Effect.suspend(() => factsChanged),
-    onRecorded: Effect.suspend(() => refreshRecorded),
+    onFactsChanged: events.publish(SpaceEvent.FactsChanged()),
+    onRecorded: events.publish(SpaceEvent.Recorded()),
     embedOne: preparation.embedOne,
     beforeHeavyWrite: priority.beforeHeavyWrite,
     unload: () => {
@@ -219,6 +213,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
   yield* supervise({ loop: "drain", space, alive, signal: Queue.take(wake), step: drainStep })
+  yield* events.on(["Woken"], () => Queue.offer(wake, undefined))
   // Whatever was queued before this activation (a restart, a moved shard) is drained now.
   yield* Queue.offer(wake, undefined)
 
@@ -233,8 +228,8 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
       clock,
       beforeHeavyWrite: priority.beforeHeavyWrite
     })
-    factsChanged = consolidation.nudge
-    consolidationWoken = consolidation.woken
+    yield* events.on(["FactsChanged"], () => consolidation.nudge)
+    yield* events.on(["Woken"], () => consolidation.woken)
     const consolidateStep = ensureReady.pipe(
       Effect.zipRight(consolidation.step),
       Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
@@ -257,8 +252,10 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     ledger,
     clock
   })
-  refreshRecorded = refresh.recorded
-  refreshActivated = refresh.activated
+  yield* events.on(["Recorded"], () => refresh.recorded)
+  yield* events.on(["Woken"], () => refresh.woken)
+  // Reading which models are due needs the store: retried, then logged (the next wake tries again).
+  yield* events.on(["Loaded"], () => refresh.activated.pipe(Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.compose(Schedule.recurs(5))))))
   const refreshStep = ensureReady.pipe(
     Effect.zipRight(refresh.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
@@ -282,6 +279,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
   yield* supervise({ loop: "documents", space, alive, signal: documentLoop.signal, step: documentStep })
+  yield* events.on(["Woken"], () => documentLoop.nudge)
   yield* documentLoop.nudge
 
   // Exports and imports, one job at a time; an import's transaction is the writer's one change, then the index reloads.
@@ -306,6 +304,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
   yield* supervise({ loop: "portability", space, alive, signal: portability.signal, step: portabilityStep })
+  yield* events.on(["Woken"], () => portability.nudge)
   yield* portability.nudge
 
   // Webhook deliveries need no index: they are rows of the store, sent and settled by this loop.
@@ -318,7 +317,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     clock,
     quietFor: writer.quietFor
   })
-  deliveriesQueued = delivery.nudge
+  yield* events.on(["DeliveriesQueued", "Woken"], () => delivery.nudge)
   yield* supervise({ loop: "deliver", space, alive, signal: delivery.signal, step: delivery.step })
   // Whatever was due before this activation (a restart, a moved shard, a passivated space woken) is sent now.
   yield* delivery.nudge
@@ -370,14 +369,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Edit: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
     DeleteDocument: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.deleteDocument(payload.documentId)), guarded),
-    Wake: () =>
-      Queue.offer(wake, undefined).pipe(
-        Effect.zipRight(consolidationWoken),
-        Effect.zipRight(refresh.woken),
-        Effect.zipRight(documentLoop.nudge),
-        Effect.zipRight(portability.nudge),
-        Effect.zipRight(delivery.nudge)
-      ),
+    Wake: () => events.publish(SpaceEvent.Woken()),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
     Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(Effect.tap(() => snapshots.forget), guarded)
   })
