@@ -105,7 +105,24 @@ export const SpaceEntity = Entity.make("Space", [
   Rpc.make("Forget", { payload: { memoryId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
   /** Deletes a document with its memories; answers whether it existed. */
   Rpc.make("DeleteDocument", { payload: { documentId: Schema.String }, success: Schema.Boolean, error: SpaceFailure }),
-  /** There may be work due (queued writes): the entity checks the store and runs it. Sent by writers and the waker. */
+  /**
+   * Queues writes as a job of this space: the entity stores the job's rows
+   * (with the rules' events, in one transaction) and answers once they are
+   * durable, then drains them. Positions in `refused` fail from the start
+   * with their reason (a rule blocked them).
+   */
+  Rpc.make("Enqueue", {
+    payload: {
+      jobId: Schema.String,
+      items: Schema.Array(WriteItem),
+      receivedAt: Schema.Number,
+      refused: Schema.Array(Schema.Tuple(Schema.Int, Schema.String)),
+      events: withEvents
+    },
+    success: Schema.Void,
+    error: Schema.Union(ServiceUnavailable, InternalError)
+  }),
+  /** There may be work due (queued writes): the entity checks the store and runs it. Sent by the waker. */
   Rpc.make("Wake", { success: Schema.Void }),
   /** Deletes the space, everything in it, and the entity's index; answers whether it existed. */
   Rpc.make("Delete", { success: Schema.Boolean, error: Schema.Union(ServiceUnavailable, InternalError) })

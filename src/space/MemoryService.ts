@@ -149,18 +149,14 @@ export class MemoryService extends Effect.Service<MemoryService>()("engram/space
       const screened = yield* rules.screen(ref, items.map((item) => toWriteItem(principal, item, now)))
       // What the rules did is reported in the job's own transaction: if and only if the job is acknowledged.
       const events = screened.flatMap((s) => (s.event === undefined ? [] : [s.event]))
-      yield* jobs.create(
-        ref,
+      // The space's entity stores the job itself and drains it: acknowledged once its rows are durable.
+      yield* at(ref).Enqueue({
         jobId,
-        screened.map((s) => s.write),
-        new Date(now),
-        new Map(screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const]))),
-        rules.report(ref, events)
-      )
-      // The job is durable already; waking the space must not hold the acknowledgement back (the waker catches a lost one).
-      yield* at(ref).Wake(undefined, { discard: true }).pipe(
-        Effect.catchAll((e) => Effect.logWarning("wake not delivered; the job runs at the waker's next round", e))
-      )
+        items: screened.map((s) => s.write),
+        receivedAt: now,
+        refused: screened.flatMap((s, position) => (s.blocked === undefined ? [] : [[position, s.blocked] as const])),
+        events
+      }).pipe(Effect.catchTags(reachable))
       return { job_id: jobId, space_id: spaceId, status: "queued" as const, items: items.length }
     })
 

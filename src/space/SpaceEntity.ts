@@ -213,7 +213,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))
   )
   yield* supervise({ loop: "drain", space, alive, signal: Queue.take(wake), step: drainStep })
-  yield* events.on(["Woken"], () => Queue.offer(wake, undefined))
+  yield* events.on(["Queued", "Woken"], () => Queue.offer(wake, undefined))
   // Whatever was queued before this activation (a restart, a moved shard) is drained now.
   yield* Queue.offer(wake, undefined)
 
@@ -369,6 +369,18 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     Edit: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.edit(payload)), Effect.map(listItem), guarded),
     Forget: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.forget(payload.memoryId)), guarded),
     DeleteDocument: ({ payload }) => ensureReady.pipe(Effect.zipRight(writer.deleteDocument(payload.documentId)), guarded),
+    Enqueue: ({ payload }) => {
+      const receivedAt = new Date(payload.receivedAt)
+      const report = payload.events.length === 0 ? Effect.void : webhooks.enqueue(space, payload.events, receivedAt)
+      return jobs.create(space, payload.jobId, payload.items, receivedAt, new Map(payload.refused), report).pipe(
+        Effect.zipRight(events.publish(SpaceEvent.Queued())),
+        Effect.zipRight(payload.events.length === 0 ? Effect.void : events.publish(SpaceEvent.DeliveriesQueued())),
+        Effect.withSpan("Space.enqueue", {
+          attributes: { org_id: space.orgId, space_id: space.spaceId, job_id: payload.jobId, items: payload.items.length }
+        }),
+        guarded
+      )
+    },
     Wake: () => events.publish(SpaceEvent.Woken()),
     // Not while the index is loading: a load finishing after the delete would bring the deleted memories back.
     Delete: () => loading.withPermits(1)(writer.deleteSpace).pipe(Effect.tap(() => snapshots.forget), guarded)

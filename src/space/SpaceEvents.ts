@@ -17,6 +17,8 @@ export type SpaceEvent = Data.TaggedEnum<{
   DeliveriesQueued: {}
   /** The space's index was loaded (the space woke): work left due by a restart resumes. */
   Loaded: {}
+  /** A job of writes was queued by the Enqueue call: the drain has work. */
+  Queued: {}
   /** The Wake call: something outside (a queued write, a waker's round) says there may be work. */
   Woken: {}
 }>
