@@ -27,7 +27,6 @@ import { ConnectedClients } from "../src/oauth/ConnectedClients.ts"
 import * as OAuthSweep from "../src/oauth/OAuthSweep.ts"
 import { Rules } from "../src/security/Rules.ts"
 import { SpaceMembers } from "../src/spaces/SpaceMembers.ts"
-import { RuleRepo } from "../services/store/RuleRepo.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { Documents } from "../src/documents/Documents.ts"
 import { Portability } from "../src/portability/Portability.ts"
@@ -35,43 +34,14 @@ import { Feedback } from "../src/metering/Feedback.ts"
 import { Billing } from "../src/metering/Billing.ts"
 import { Metering } from "../src/metering/Metering.ts"
 import { UsageReports } from "../src/metering/Usage.ts"
-import { DocumentRepo } from "../services/store/DocumentRepo.ts"
 import { ReadPriority } from "../services/EventLoop.ts"
-import { ConsolidationRepo } from "../services/store/ConsolidationRepo.ts"
-import { JobRepo } from "../services/store/JobRepo.ts"
-import { MemoryRepo } from "../services/store/MemoryRepo.ts"
-import { SpaceRepo } from "../services/store/SpaceRepo.ts"
-import { ModelRepo } from "../services/store/ModelRepo.ts"
-import { WebhookRepo } from "../services/store/WebhookRepo.ts"
-import { LedgerRepo } from "../services/store/LedgerRepo.ts"
-import { ExportRepo } from "../services/store/ExportRepo.ts"
-import { ImportRepo } from "../services/store/ImportRepo.ts"
-import { PortabilityRepo } from "../services/store/PortabilityRepo.ts"
 import { OperationsRepo } from "../services/store/OperationsRepo.ts"
 
 /**
  * The Space entity registered on the cluster, the singleton that wakes spaces
  * with work due, and this node's sweep of spent OAuth codes, tokens and grants.
  */
-export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker, OAuthSweep.layer()).pipe(
-  Layer.provide([
-    MemoryRepo.Default,
-    JobRepo.Default,
-    SpaceRepo.Default,
-    ConsolidationRepo.Default,
-    ModelRepo.Default,
-    WebhookRepo.Default,
-    RuleRepo.Default,
-    DocumentRepo.Default,
-    PortabilityRepo.Default,
-    ExportRepo.Default,
-    ImportRepo.Default,
-    LedgerRepo.Default,
-    ReasonSettings.Default,
-    SpaceProfiles.Default,
-    ReadPriority.Default
-  ])
-)
+export const Entities = Layer.mergeAll(SpaceEntityLive, SpaceWaker, OAuthSweep.layer())
 
 /** The services the HTTP handlers call. */
 export const Services = Layer.mergeAll(

@@ -390,9 +390,33 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
 /**
  * Registered on the cluster with the configured idle time (SPACE_IDLE_SECONDS);
  * requests run concurrently (recall never queues behind a write), changes go
- * through the entity's one writer.
+ * through the entity's one writer. It declares the services its spaces use;
+ * a profile provides what they run on (the store, the models, the cluster).
+ * Layers are memoized by reference within a build, so a service also
+ * provided elsewhere (ReadPriority, shared with the HTTP layer) is one
+ * instance.
  */
 export const SpaceEntityLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     SpaceEntity.toLayer(makeSpace(config), { maxIdleTime: config.spaceIdleTime, concurrency: "unbounded" }))
-).pipe(Layer.provide([ExtractionSettings.Default, ExtractionThread.layer()]))
+).pipe(
+  Layer.provide([
+    ExtractionSettings.Default,
+    ExtractionThread.layer(),
+    MemoryRepo.Default,
+    JobRepo.Default,
+    SpaceRepo.Default,
+    ConsolidationRepo.Default,
+    ModelRepo.Default,
+    WebhookRepo.Default,
+    RuleRepo.Default,
+    DocumentRepo.Default,
+    PortabilityRepo.Default,
+    ExportRepo.Default,
+    ImportRepo.Default,
+    LedgerRepo.Default,
+    ReasonSettings.Default,
+    SpaceProfiles.Default,
+    ReadPriority.Default
+  ])
+)

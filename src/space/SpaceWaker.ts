@@ -48,4 +48,4 @@ export const SpaceWaker = Layer.unwrapEffect(Effect.gen(function*() {
       Effect.asVoid
     )
   )
-}))
+})).pipe(Layer.provide([JobRepo.Default, ModelRepo.Default, WebhookRepo.Default, ConsolidationRepo.Default]))
