@@ -32,7 +32,6 @@ export const GATHER = Duration.millis(150)
 const QUIET = 50
 const MAX_YIELD = 500
 
-
 /** How often the loop looks for attempts a crash cut short (and at activation). */
 const RECOVER_EVERY = Duration.seconds(10)
 

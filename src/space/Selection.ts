@@ -112,10 +112,13 @@ export const select = (
       floor = Math.min(floor, hit.score)
     }
     const dropped = new Set<string>()
+    // A note says again what its facts say: it ranks no higher for this query than the best of them would.
+    const capOf = new Map<string, number>()
     for (const hit of ranked) {
       if (dropped.has(hit.id) || typeOf(hit.id) === "fact") continue
       const sources = sourcesOf(hit.id)
       if (sources === undefined || sources.length === 0) continue
+      capOf.set(hit.id, sources.reduce((max, id) => Math.max(max, scoreOf.get(id) ?? floor), Number.NEGATIVE_INFINITY))
       const rankedFacts = sources.filter((id) => scoreOf.has(id) && !dropped.has(id))
       const best = rankedFacts.reduce((max, id) => Math.max(max, scoreOf.get(id)!), Number.NEGATIVE_INFINITY)
       const noteTokens = tokensOf(hit.id)
@@ -149,11 +152,7 @@ export const select = (
     for (const hit of ranked) {
       if (dropped.has(hit.id) || placed.has(hit.id)) continue
       placed.add(hit.id)
-      const sources = typeOf(hit.id) === "fact" ? undefined : sourcesOf(hit.id)
-      // A note says again what its facts say: it ranks no higher for this query than the best of them would.
-      const cap = sources === undefined || sources.length === 0
-        ? Number.POSITIVE_INFINITY
-        : sources.reduce((max, id) => Math.max(max, scoreOf.get(id) ?? floor), Number.NEGATIVE_INFINITY)
+      const cap = capOf.get(hit.id) ?? Number.POSITIVE_INFINITY
       out.push(hit.score > cap ? { id: hit.id, score: cap } : hit)
     }
     // Stable: a note capped at its best fact's score comes right after memories of that score.

@@ -53,7 +53,7 @@ import { makeRecall } from "./SpaceRecall.ts"
 import { KEEP_ALIVE_LINGER, makeKeepAlive } from "./KeepAlive.ts"
 import { SpaceState } from "./SpaceState.ts"
 import { containDefects, makeWriter } from "./SpaceWriter.ts"
-import { supervise } from "./SupervisedLoop.ts"
+import { backoff, supervise } from "./SupervisedLoop.ts"
 import { makePreparation } from "./WritePreparation.ts"
 import { ExtractionThread } from "../ingestion/WorkerExtraction.ts"
 
@@ -155,7 +155,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
     state.complete ? Effect.void : filling.withPermits(1)(Effect.suspend(() => (state.complete ? Effect.void : fillTexts(repo, space, state, priority.beforeHeavyWrite))))
   ).pipe(Effect.asVoid)
   const textsInBackground = ensureTexts.pipe(
-    Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.union(Schedule.spaced("30 seconds")))),
+    Effect.retry(backoff),
     Effect.tapErrorCause((cause) => Effect.logWarning("reading the texts of a woken space failed", cause)),
     Effect.ignore
   )
@@ -255,7 +255,7 @@ const makeSpace = (config: AppConfigShape) => Effect.gen(function*() {
   yield* events.on(["Recorded"], () => refresh.recorded)
   yield* events.on(["Woken"], () => refresh.woken)
   // Reading which models are due needs the store: retried, then logged (the next wake tries again).
-  yield* events.on(["Loaded"], () => refresh.activated.pipe(Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.compose(Schedule.recurs(5))))))
+  yield* events.on(["Loaded"], () => refresh.activated.pipe(Effect.retry(backoff.pipe(Schedule.compose(Schedule.recurs(5))))))
   const refreshStep = ensureReady.pipe(
     Effect.zipRight(refresh.step),
     Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))

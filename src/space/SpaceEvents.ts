@@ -19,7 +19,7 @@ export type SpaceEvent = Data.TaggedEnum<{
   Loaded: {}
   /** A job of writes was queued by the Enqueue call: the drain has work. */
   Queued: {}
-  /** The Wake call: something outside (a queued write, a waker's round) says there may be work. */
+  /** The Wake call: the waker found work due in the store (queued items, pending facts, due models or deliveries). */
   Woken: {}
 }>
 
