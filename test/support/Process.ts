@@ -74,14 +74,31 @@ export const runEngram = async (args: ReadonlyArray<string>, env: Record<string,
   return { code, stdout, stderr } as Finished
 }
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
+const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
-    })
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
   })
+
+/**
+ * A port for a process this test starts later. Not one the kernel hands out
+ * (`listen(0)` picks from the ephemeral range, 32768-60999 here, which is
+ * also where every outgoing connection's local port comes from, so a port
+ * found free there can be taken before the child binds it): ports below that
+ * range, in a block of its own for each test worker, each handed out once
+ * per worker and checked free when handed out.
+ */
+const PORT_BLOCK = 1_500
+const portBase = 12_000 + (Number(process.env.VITEST_POOL_ID ?? "0") % 12) * PORT_BLOCK
+let portOffset = Math.floor(Math.random() * PORT_BLOCK)
+export const freePort = async (): Promise<number> => {
+  for (let tries = 0; tries < PORT_BLOCK; tries++) {
+    const port = portBase + (portOffset++ % PORT_BLOCK)
+    if (await canListen(port)) return port
+  }
+  throw new Error(`no free port in ${portBase}-${portBase + PORT_BLOCK - 1}`)
+}
 
 export interface Running {
   readonly child: ChildProcess
