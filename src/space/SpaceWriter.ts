@@ -1,6 +1,6 @@
 /**
  * The one write path of a space. Every change to its rows and its index goes
- * through here, one at a time (a semaphore of one permit), and each is atomic
+ * through here, one at a time (the index's change lock, one permit), and each is atomic
  * from the caller's view: the transaction commits and then the index follows,
  * or neither changes. Model calls (extraction, embedding) happen before a
  * change takes the permit, so recall and other writers never wait on them.
@@ -22,6 +22,7 @@ import { RATES } from "../metering/Rates.ts"
 import { memoryConsolidated, memoryCreated } from "../webhooks/Events.ts"
 import type { DocumentWrites } from "../../services/store/MemoryRows.ts"
 import { makeProvenance, nothingUnbuilt } from "./Provenance.ts"
+import type { IndexMark } from "./IndexMark.ts"
 import type { SpaceState } from "./SpaceState.ts"
 import type { PreparedItem } from "./WritePreparation.ts"
 import { wallClock } from "./SpaceClock.ts"
@@ -80,8 +81,10 @@ export const makeWriter = (deps: {
   readonly onFactsChanged: Effect.Effect<void>
   /** New memories were recorded (written or consolidated): memory models may have a refresh due. */
   readonly onRecorded: Effect.Effect<void>
-  /** Forgets that the space was loaded (after it was deleted). */
-  readonly unload: () => void
+  /** The index's change lock: one change at a time (a snapshot holds it to read the whole index). */
+  readonly lock: Effect.Semaphore
+  /** The store version the index reflects, kept by each change. */
+  readonly mark: IndexMark
   /** Waits for recalls in progress and takes a turn of its own before a change starts. */
   readonly beforeHeavyWrite: Effect.Effect<void>
   /** The vector of an edited text (outside the permit). */
@@ -90,26 +93,14 @@ export const makeWriter = (deps: {
   Effect.gen(function*() {
     const { consolidation, embedOne, jobs, models, onFactsChanged, onRecorded, repo, space, spaces, state, webhooks } = deps
     const provenance = makeProvenance({ space, state, consolidation, models })
-    const permit = yield* Effect.makeSemaphore(1)
+    const { lock, mark } = deps
 
-    /**
-     * The store's version of the space's memories the index reflects (the
-     * store raises it with every statement that changes any), kept as this
-     * writer changes the space: a snapshot of the index may be taken at a
-     * version only if the index reflects it. A change made behind the
-     * writer's back (another process, a hand-written statement) is seen as a
-     * version that moved on its own: the index is then `diverged` and no
-     * snapshot is taken of it (the next wake rebuilds from the store).
-     */
-    let version = -1
-    let diverged = true
-    /** A transaction of a change: the store's version read before and after it. */
+    /** A transaction of a change: the store's version read before and after it, for the index's mark. */
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       repo.transaction(Effect.gen(function*() {
-        const before = yield* repo.storeVersion(space)
-        if (before !== version) diverged = true
+        mark.before(yield* repo.storeVersion(space))
         const result = yield* effect
-        version = yield* repo.storeVersion(space)
+        mark.after(yield* repo.storeVersion(space))
         return result
       }))
     // The space's changes are stamped on its clock, strictly increasing (every stamp is taken under the
@@ -157,7 +148,7 @@ export const makeWriter = (deps: {
     /** Runs one change of the space alone; a defect fails only this change. */
     const exclusive = (operation: string) =>
     <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      permit.withPermits(1)(
+      lock.withPermits(1)(
         Effect.zipRight(deps.beforeHeavyWrite, effect).pipe(Effect.ensuring(Effect.map(wallClock.currentTimeMillis, (now) => void (lastChangeAt = now))))
       ).pipe(
         containDefects(operation, space),
@@ -410,22 +401,12 @@ export const makeWriter = (deps: {
     const deleteSpace = Effect.gen(function*() {
       const deleted = yield* transaction(spaces.delete(space))
       state.clear()
-      deps.unload()
       return deleted
     }).pipe(exclusive("deleteSpace"))
 
     return {
       /** Milliseconds since the last change finished (wall time). */
       quietFor: Effect.map(wallClock.currentTimeMillis, (now) => now - lastChangeAt),
-      /** The index was just built from the store (or its snapshot) at `storeVersion`. */
-      indexedAt: (storeVersion: number) => {
-        version = storeVersion
-        diverged = false
-      },
-      /** The store version the index reflects, or undefined when a change went behind the writer's back. */
-      indexVersion: () => (diverged ? undefined : version),
-      /** Runs `effect` while no change of the space can start or is under way (a snapshot reads the index whole). */
-      holdingChanges: <A, E, R>(effect: Effect.Effect<A, E, R>) => permit.withPermits(1)(effect),
       /** A change made outside this module (an import of the whole space), run alone like every change here. */
       alone: <A, E, R>(effect: Effect.Effect<A, E, R>) => exclusive("import")(effect),
       write,

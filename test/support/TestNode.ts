@@ -6,6 +6,8 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Layer, LogLevel, Logger, Option, Redacted } from "effect"
 import { Entities, Services } from "../../layers/Application.ts"
+import { type SpacePartLayers, spaceEntityLive } from "../../src/space/SpaceEntity.ts"
+import { SpaceWaker } from "../../src/space/SpaceWaker.ts"
 import { type AppConfigShape, AppConfig } from "../../src/config/AppConfig.ts"
 import { HttpLive } from "../../src/http/HttpLive.ts"
 import { ROOMY_PLANS, TEST_WEBHOOK_KEY } from "./Process.ts"
@@ -58,6 +60,19 @@ export const NodeEntities = Entities
 export const testNode = <E, R>(infrastructure: Layer.Layer<Infrastructure, E, R>, overrides?: Partial<AppConfigShape>) =>
   NodeServices.pipe(
     Layer.provideMerge(NodeEntities),
+    Layer.provideMerge(infrastructure),
+    Layer.provide(settings(overrides)),
+    Layer.provide(Quiet)
+  )
+
+/** A whole node whose spaces are built with `replace`'s parts in place of the defaults (SpaceParts.ts). */
+export const testNodeWithParts = <E, R>(
+  infrastructure: Layer.Layer<Infrastructure, E, R>,
+  replace: Partial<SpacePartLayers>,
+  overrides?: Partial<AppConfigShape>
+) =>
+  NodeServices.pipe(
+    Layer.provideMerge(Layer.merge(spaceEntityLive(replace), SpaceWaker)),
     Layer.provideMerge(infrastructure),
     Layer.provide(settings(overrides)),
     Layer.provide(Quiet)
