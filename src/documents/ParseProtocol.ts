@@ -1,6 +1,7 @@
 /**
  * What the main thread and the parsing worker say to each other. Messages
- * cross a thread boundary, so both ends decode them with these schemas.
+ * cross a thread boundary, so both ends decode them with these schemas (the
+ * worker pool and its runner do).
  */
 import { Schema } from "effect"
 
@@ -29,22 +30,26 @@ export const ParsedDocumentSchema = Schema.Struct({
   textLength: Schema.Number
 })
 
-export const ParseRequest = Schema.Struct({
-  id: Schema.Number,
-  bytes: Schema.Uint8ArrayFromSelf,
-  filename: Schema.String,
-  contentType: Schema.NullOr(Schema.String),
-  cachePath: Schema.String,
-  transcriber: Schema.NullOr(Schema.Struct({ pocketsphinx: Schema.String, ffmpeg: Schema.String }))
-})
-export type ParseRequest = typeof ParseRequest.Type
+/** Progress of a parse: `done` of `total` units (pages, slides, rows). */
+export const ParseProgress = Schema.TaggedStruct("ParseProgress", { done: Schema.Number, total: Schema.Number })
+/** The parsed document: the last answer to a ParseFile. */
+export const Parsed = Schema.TaggedStruct("Parsed", { document: ParsedDocumentSchema })
+/** The file could not be read: the job fails with this message. */
+export const ParseFailed = Schema.TaggedStruct("ParseFailed", { message: Schema.String })
 
-export const WorkerMessage = Schema.Union(
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("progress"), done: Schema.Number, total: Schema.Number }),
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("done"), document: ParsedDocumentSchema }),
-  /** The file could not be read: the job fails with this message. */
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("failed"), message: Schema.String }),
-  /** A bug in a parser: logged, and the job fails with a generic message. */
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("defect"), message: Schema.String })
-)
-export type WorkerMessage = typeof WorkerMessage.Type
+/**
+ * One file to parse. The worker answers with a stream: its progress as it
+ * goes, then the document; or the failure. A bug in a parser is a defect
+ * (logged, and the job fails with a generic message).
+ */
+export class ParseFile extends Schema.TaggedRequest<ParseFile>()("ParseFile", {
+  failure: ParseFailed,
+  success: Schema.Union(ParseProgress, Parsed),
+  payload: {
+    bytes: Schema.Uint8ArrayFromSelf,
+    filename: Schema.String,
+    contentType: Schema.NullOr(Schema.String),
+    cachePath: Schema.String,
+    transcriber: Schema.NullOr(Schema.Struct({ pocketsphinx: Schema.String, ffmpeg: Schema.String }))
+  }
+}) {}

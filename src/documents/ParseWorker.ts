@@ -1,45 +1,42 @@
 /**
- * The parsing worker's body: one request at a time from the main thread,
- * parsed with the same parsers, progress and the outcome posted back. The
- * format libraries' synchronous work (a workbook read, a PDF's text layer)
- * then blocks this thread, never the one serving HTTP.
+ * The parsing worker's body: one file at a time from the main thread,
+ * parsed with the same parsers, its progress and then the document streamed
+ * back (or why it could not be read). The format libraries' synchronous work
+ * (a workbook read, a PDF's text layer) then blocks this thread, never the
+ * one serving HTTP. It runs as `@effect/platform`'s worker runner: requests
+ * and answers are decoded and encoded by the ParseFile schema.
  */
-import { Cause, Effect, Exit, Schema } from "effect"
-import { parentPort } from "node:worker_threads"
+import { WorkerRunner } from "@effect/platform"
+import { NodeWorkerRunner } from "@effect/platform-node"
+import { Cause, Effect, Layer, Option, Stream } from "effect"
 import { parseDocument } from "./Parsers.ts"
-import { ParseRequest, type WorkerMessage } from "./ParseProtocol.ts"
+import { ParseFile } from "./ParseProtocol.ts"
 import { lowerThisThread } from "../../services/ThreadPriority.ts"
 
-const port = parentPort
-if (port === null) throw new Error("ParseWorker.ts runs only as a worker thread")
 // Requests first: this thread takes the cores the main thread leaves (services/ThreadPriority.ts).
 lowerThisThread()
 
-const post = (message: WorkerMessage) => port.postMessage(message)
+const parseFile = (request: ParseFile) =>
+  Stream.asyncPush<typeof ParseFile.success.Type, typeof ParseFile.failure.Type>((emit) =>
+    parseDocument(request.bytes, request.filename, request.contentType ?? undefined, {
+      cachePath: request.cachePath,
+      onProgress: (done, total) => void emit.single({ _tag: "ParseProgress", done, total }),
+      ...(request.transcriber === null ? {} : { transcriber: request.transcriber })
+    }).pipe(
+      Effect.matchCause({
+        onSuccess: (document) => {
+          emit.single({ _tag: "Parsed", document })
+          emit.end()
+        },
+        onFailure: (cause) => {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) emit.fail({ _tag: "ParseFailed", message: failure.value.message })
+          else emit.die(new Error(Cause.pretty(cause)))
+        }
+      }),
+      Effect.forkScoped
+    ))
 
-const handle = async (raw: unknown) => {
-  const decoded = Schema.decodeUnknownEither(ParseRequest)(raw)
-  if (decoded._tag === "Left") {
-    post({ id: -1, type: "defect", message: `the worker got a request it could not read: ${decoded.left.message}` })
-    return
-  }
-  const request = decoded.right
-  const exit = await Effect.runPromiseExit(parseDocument(request.bytes, request.filename, request.contentType ?? undefined, {
-    cachePath: request.cachePath,
-    onProgress: (done, total) => post({ id: request.id, type: "progress", done, total }),
-    ...(request.transcriber === null ? {} : { transcriber: request.transcriber })
-  }))
-  if (Exit.isSuccess(exit)) {
-    post({ id: request.id, type: "done", document: exit.value })
-    return
-  }
-  const failure = Cause.failureOption(exit.cause)
-  if (failure._tag === "Some") post({ id: request.id, type: "failed", message: failure.value.message })
-  else post({ id: request.id, type: "defect", message: Cause.pretty(exit.cause) })
-}
+const Runner = WorkerRunner.layerSerialized(ParseFile, { ParseFile: parseFile }).pipe(Layer.provide(NodeWorkerRunner.layer))
 
-// One at a time: a second request waits for the first (the main thread sends one per free worker anyway).
-let queue = Promise.resolve()
-port.on("message", (raw: unknown) => {
-  queue = queue.then(() => handle(raw))
-})
+Effect.runFork(WorkerRunner.launch(Runner))

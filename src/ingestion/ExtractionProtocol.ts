@@ -2,24 +2,22 @@
  * What the main thread and the extraction worker say to each other: a group
  * of writes to extract with the local engine, and each write's memories or
  * why it failed, in the same order. Messages cross a thread boundary, so both
- * ends decode them with these schemas.
+ * ends decode them with these schemas (the worker pool and its runner do).
  */
 import { Schema } from "effect"
 
-export const ExtractionRequest = Schema.Struct({
-  id: Schema.Number,
-  items: Schema.Array(Schema.Struct({
-    content: Schema.String,
-    eventTime: Schema.DateFromSelf,
-    speaker: Schema.NullOr(Schema.String),
-    fromAgent: Schema.Boolean,
-    scopeIds: Schema.Array(Schema.String),
-    guidance: Schema.NullOr(Schema.String),
-    /** The space's mode is `verbatim`: the content kept whole. */
-    verbatim: Schema.Boolean
-  }))
+/** One write to extract. */
+export const ExtractionItem = Schema.Struct({
+  content: Schema.String,
+  eventTime: Schema.DateFromSelf,
+  speaker: Schema.NullOr(Schema.String),
+  fromAgent: Schema.Boolean,
+  scopeIds: Schema.Array(Schema.String),
+  guidance: Schema.NullOr(Schema.String),
+  /** The space's mode is `verbatim`: the content kept whole. */
+  verbatim: Schema.Boolean
 })
-export type ExtractionRequest = typeof ExtractionRequest.Type
+export type ExtractionItem = typeof ExtractionItem.Type
 
 const ExtractedMemorySchema = Schema.Struct({
   text: Schema.String,
@@ -37,9 +35,9 @@ export const ExtractionOutcome = Schema.Union(
 )
 export type ExtractionOutcome = typeof ExtractionOutcome.Type
 
-export const ExtractionReply = Schema.Union(
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("done"), outcomes: Schema.Array(ExtractionOutcome) }),
-  /** The request could not be read: a bug on one side, never a write's own failure. */
-  Schema.Struct({ id: Schema.Number, type: Schema.Literal("defect"), message: Schema.String })
-)
-export type ExtractionReply = typeof ExtractionReply.Type
+/** A group of writes to extract; each write's memories or why it failed, in the same order. */
+export class ExtractGroup extends Schema.TaggedRequest<ExtractGroup>()("ExtractGroup", {
+  failure: Schema.Never,
+  success: Schema.Array(ExtractionOutcome),
+  payload: { items: Schema.Array(ExtractionItem) }
+}) {}

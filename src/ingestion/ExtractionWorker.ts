@@ -1,26 +1,22 @@
 /**
  * The extraction worker's body: groups of writes from the main thread,
  * extracted with the local engine (compromise and its cues load here, on the
- * first group), each write's memories or failure posted back in order. The
+ * first group), each write's memories or failure answered in order. The
  * tagging then takes this thread's core while the main thread stores the
- * group before.
+ * group before. It runs as `@effect/platform`'s worker runner: requests and
+ * answers are decoded and encoded by the ExtractGroup schema.
  */
-import { Schema } from "effect"
-import { parentPort } from "node:worker_threads"
-import { ExtractionRequest, type ExtractionOutcome, type ExtractionReply } from "./ExtractionProtocol.ts"
+import { WorkerRunner } from "@effect/platform"
+import { NodeWorkerRunner } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { ExtractGroup, type ExtractionItem, type ExtractionOutcome } from "./ExtractionProtocol.ts"
 import { extractLocal, type ExtractionInput, extractVerbatim } from "./Extractor.ts"
 import { lowerThisThread } from "../../services/ThreadPriority.ts"
 
-const port = parentPort
-if (port === null) throw new Error("ExtractionWorker.ts runs only as a worker thread")
 // Requests first: this thread takes the cores the main thread leaves (services/ThreadPriority.ts).
 lowerThisThread()
 
-const post = (message: ExtractionReply) => port.postMessage(message)
-
-const decode = Schema.decodeUnknownEither(ExtractionRequest)
-
-const extractOne = (item: ExtractionRequest["items"][number]): ExtractionOutcome => {
+const extractOne = (item: ExtractionItem): ExtractionOutcome => {
   const input: ExtractionInput = {
     content: item.content,
     eventTime: item.eventTime,
@@ -37,12 +33,8 @@ const extractOne = (item: ExtractionRequest["items"][number]): ExtractionOutcome
 }
 
 // Synchronous, so one group at a time, in the order sent.
-port.on("message", (raw: unknown) => {
-  const decoded = decode(raw)
-  if (decoded._tag === "Left") {
-    const id = typeof raw === "object" && raw !== null && "id" in raw && typeof raw.id === "number" ? raw.id : -1
-    post({ id, type: "defect", message: `the worker got a request it could not read: ${decoded.left.message}` })
-    return
-  }
-  post({ id: decoded.right.id, type: "done", outcomes: decoded.right.items.map(extractOne) })
-})
+const Runner = WorkerRunner.layerSerialized(ExtractGroup, {
+  ExtractGroup: (group) => Effect.sync(() => group.items.map(extractOne))
+}).pipe(Layer.provide(NodeWorkerRunner.layer))
+
+Effect.runFork(WorkerRunner.launch(Runner))

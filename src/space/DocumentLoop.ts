@@ -11,7 +11,7 @@ import type { InternalError, ServiceUnavailable } from "../domain/Errors.ts"
 import type { SpaceRef } from "../domain/Ids.ts"
 import { chunkDocument, type Chunk } from "../documents/Chunks.ts"
 import type { Location, ParsedDocument } from "../documents/parsers/Shared.ts"
-import { parseInWorker } from "../documents/WorkerParser.ts"
+import type { ParseThreadShape } from "../documents/WorkerParser.ts"
 import { extractEntities, opaqueIds } from "../ingestion/Entities.ts"
 import type { ExtractorShape } from "../ingestion/Extractor.ts"
 import { type EmbedderShape, vectorsToStore } from "../../services/embedder/Embedder.ts"
@@ -69,6 +69,8 @@ export const makeDocuments = (deps: {
   readonly embedder: EmbedderShape
   /** Where OCR keeps its working files. */
   readonly cachePath: string
+  /** The node's parsing worker. */
+  readonly parse: ParseThreadShape["parse"]
   readonly beforeHeavyWrite: Effect.Effect<void>
 }) =>
   Effect.gen(function*() {
@@ -165,7 +167,7 @@ export const makeDocuments = (deps: {
           Effect.catchAllCause(() => Effect.void),
           Effect.forkScoped
         )
-        return yield* parseInWorker(bytes.value, request.filename, request.contentType ?? undefined, {
+        return yield* deps.parse(bytes.value, request.filename, request.contentType ?? undefined, {
           cachePath: deps.cachePath,
           onProgress: (done, total) => {
             progress = { stage: "parsing", format: null, unit: null, done, total }

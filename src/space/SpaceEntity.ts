@@ -18,6 +18,7 @@ import { SpaceEntity, type WriteItem } from "../domain/SpaceProtocol.ts"
 import type { ExtractionSettingsValues } from "../domain/ExtractionSettings.ts"
 import { ExtractionSettings } from "../ingestion/ExtractionSettings.ts"
 import { ExtractionThread } from "../ingestion/WorkerExtraction.ts"
+import { ParseThread } from "../documents/WorkerParser.ts"
 import { ReadPriority } from "../../services/EventLoop.ts"
 import { ConsolidationRepo } from "../../services/store/ConsolidationRepo.ts"
 import { DocumentRepo } from "../../services/store/DocumentRepo.ts"
@@ -175,6 +176,7 @@ export const spaceEntityLive = (replace: Partial<SpacePartLayers> = {}) =>
     Layer.provide([
       ExtractionSettings.Default,
       ExtractionThread.layer(),
+      ParseThread.layer(),
       MemoryRepo.Default,
       JobRepo.Default,
       SpaceRepo.Default,

@@ -10,6 +10,7 @@ import { Effect, Layer, Queue, Schedule } from "effect"
 import { join } from "node:path"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Consolidator } from "../consolidation/Consolidator.ts"
+import { ParseThread } from "../documents/WorkerParser.ts"
 import { Extractor } from "../ingestion/Extractor.ts"
 import { LanguageModels } from "../models/LanguageModels.ts"
 import { makePortability } from "../portability/PortabilityLoop.ts"
@@ -133,6 +134,7 @@ export const DocumentLoop = Layer.scopedDiscard(Effect.gen(function*() {
     extractor: yield* Extractor,
     embedder: yield* Embedder,
     cachePath: join(config.modelsDir, "ocr"),
+    parse: (yield* ParseThread).parse,
     beforeHeavyWrite: (yield* ReadPriority).beforeHeavyWrite,
     screen: makeScreen(yield* RuleRepo, yield* WebhookRepo).screenDocument
   })

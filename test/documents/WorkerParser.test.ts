@@ -4,14 +4,17 @@
  * large workbook is read, and an interrupted parse leaving the next one to a
  * fresh worker.
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as XLSX from "xlsx"
 import { parseDocument } from "../../src/documents/Parsers.ts"
-import { parseInWorker } from "../../src/documents/WorkerParser.ts"
+import { ParseThread, type ParseThreadShape } from "../../src/documents/WorkerParser.ts"
+
+/** The node's parsing worker (the layer below holds it for this file's tests). */
+const parseInWorker = (...args: Parameters<ParseThreadShape["parse"]>) => Effect.flatMap(ParseThread, (thread) => thread.parse(...args))
 
 const cachePath = mkdtempSync(join(tmpdir(), "engram-worker-ocr-"))
 afterAll(() => rmSync(cachePath, { recursive: true, force: true }))
@@ -27,7 +30,7 @@ const bigWorkbook = (rows: number) => {
 }
 
 /** The longest the main thread went without running a 5 ms timer while `work` ran. */
-const longestStall = <A, E>(work: Effect.Effect<A, E>) =>
+const longestStall = <A, E, R>(work: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     let last = performance.now()
     let longest = 0
@@ -40,7 +43,7 @@ const longestStall = <A, E>(work: Effect.Effect<A, E>) =>
     return longest
   })
 
-describe("parsing in a worker thread", () => {
+layer(ParseThread.layer(), { excludeTestServices: true })("parsing in a worker thread", (it) => {
   it.effect("gives the same document as parsing in process, with progress", () =>
     Effect.gen(function*() {
       for (const name of ["sample.docx", "sample.pptx", "text.pdf", "sample.doc"]) {
@@ -80,7 +83,7 @@ describe("parsing in a worker thread", () => {
       expect(inWorker, `in process ${inProcess} ms, in the worker ${inWorker} ms`).toBeLessThan(inProcess / 3)
     }), 180_000)
 
-  it.live("an interrupted parse stops its worker; the next parse gets a fresh one", () =>
+  it.effect("an interrupted parse stops its worker; the next parse gets a fresh one", () =>
     Effect.gen(function*() {
       const bytes = bigWorkbook(40_000)
       const running = yield* Effect.fork(parseInWorker(bytes, "big.xlsx", undefined, { cachePath }))
