@@ -10,31 +10,37 @@
  *   without work.
  * - A worker that dies (a crash, its heap limit) fails the requests it had
  *   with a `WorkerError`, and the pool starts a fresh one for what follows.
- * - `stop()` ends the worker now (a hung request, an interrupted parse whose
- *   synchronous work cannot be interrupted inside the thread): same as a
- *   death, loud and contained.
+ * - `end(worker)` ends a worker now (a hung request, an interrupted parse
+ *   whose synchronous work cannot be interrupted inside the thread, a worker
+ *   that died or answered what its schema refuses): its thread is stopped and
+ *   it leaves the pool, so what follows goes to a fresh one.
  * - The pool lives in the caller's scope: its workers are closed with it.
  */
 import { Worker } from "@effect/platform"
 import { WorkerError } from "@effect/platform/WorkerError"
 import { NodeWorker } from "@effect/platform-node"
-import { Effect, type ParseResult, type Schema, Scope } from "effect"
+import { Effect, type ParseResult, Pool, type Schema, Scope } from "effect"
 import { type ResourceLimits, Worker as NodeThread } from "node:worker_threads"
 
 export interface ThreadPool<I extends Schema.TaggedRequest.All> {
-  /** The pool itself (made on first use): `executeEffect` for one answer, `execute` for a stream of them. */
-  readonly pool: Effect.Effect<Worker.SerializedWorkerPool<I>>
+  /**
+   * The pool's worker, held for the caller's scope, once the requests before
+   * this one leave it room (`executeEffect` for one answer, `execute` for a
+   * stream of them).
+   */
+  readonly worker: Effect.Effect<Worker.SerializedWorker<I>, WorkerError, Scope.Scope>
+  /** Ends `worker` now: its thread stops (what it had fails) and it leaves the pool (what follows goes to a fresh one). */
+  readonly end: (worker: Worker.SerializedWorker<I>) => Effect.Effect<void>
   /** Whether a worker thread is alive now. */
   readonly running: () => boolean
-  /** Ends the worker threads now: their requests fail, the next request gets a fresh one. */
-  readonly stop: () => void
 }
 
 export const makeThreadPool = <I extends Schema.TaggedRequest.All>(options: {
   /** The worker's entry module. */
   readonly entry: URL
   /**
-   * The pool: `{ minSize: 0, maxSize: 1, timeToLive }` for one lazy worker
+   * The pool: `{ minSize: 0, maxSize: 1, timeToLive }` (one worker: `end`
+   * counts on it) for one lazy worker
    * kept `timeToLive` after its last request; `concurrency` is how many
    * requests one worker is sent at a time (it runs them in order: more than
    * one keeps it busy while answers travel back).
@@ -62,11 +68,13 @@ export const makeThreadPool = <I extends Schema.TaggedRequest.All>(options: {
       Worker.makePoolSerialized<I>(options.pool).pipe(Effect.provide(NodeWorker.layer(spawn)), Scope.extend(scope), Effect.orDie)
     )
     return {
-      pool,
-      running: () => threads.size > 0,
-      stop: () => {
-        for (const thread of threads) void thread.terminate()
-      }
+      worker: Effect.flatMap(pool, (made) => made.backing.get),
+      // The pool holds one worker (maxSize 1), so its threads are that worker's.
+      end: (worker) =>
+        Effect.sync(() => {
+          for (const thread of threads) void thread.terminate()
+        }).pipe(Effect.zipRight(Effect.scoped(Effect.flatMap(pool, (made) => Pool.invalidate(made.backing, worker))))),
+      running: () => threads.size > 0
     }
   })
 

@@ -13,7 +13,7 @@
  *   the error is logged); the files behind it go to a fresh one. The
  *   process and its other spaces go on.
  */
-import { Context, Duration, Effect, Layer, Pool, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { makeThreadPool, workerFailure } from "../../services/WorkerThreads.ts"
 // Shared, not Parsers.ts: the main thread must not load the format libraries (the worker does).
 import { ParseError, type ParsedDocument, type ParseOptions } from "./parsers/Shared.ts"
@@ -53,8 +53,7 @@ const make = (entry: URL) =>
           transcriber: options.transcriber ?? null
         })
         // The worker, once the files before this one are done with it.
-        const pool = yield* threads.pool
-        const worker = yield* pool.backing.get
+        const worker = yield* threads.worker
         let document: ParsedDocument | undefined
         yield* worker.execute(request).pipe(
           Stream.runForEach((answer) =>
@@ -65,7 +64,7 @@ const make = (entry: URL) =>
           ),
           // Its synchronous work cannot be interrupted inside the thread: stopping this parse stops the worker,
           // and the files behind it go to a fresh one (not to this one, on its way out).
-          Effect.onInterrupt(() => Effect.sync(threads.stop).pipe(Effect.zipRight(Pool.invalidate(pool.backing, worker))))
+          Effect.onInterrupt(() => threads.end(worker))
         )
         if (document === undefined) return yield* Effect.die(new Error("the parsing worker answered without a document"))
         return document

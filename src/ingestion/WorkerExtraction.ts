@@ -41,16 +41,18 @@ const make = (entry: URL) =>
         Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: `extraction worker failed: ${why}` })))
       )
     const extract = (items: ReadonlyArray<ExtractionItem>): Outcome =>
-      Effect.flatMap(threads.pool, (pool) => pool.executeEffect(new ExtractGroup({ items }))).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(budgetMs(items)),
-          onTimeout: () => `no answer to a group of ${items.length} writes in ${Math.round(budgetMs(items))} ms` as const
-        }),
-        // A worker that hung, died or answered what its schema refuses is stopped; the next group gets a fresh one.
-        Effect.catchAll((error) => {
-          threads.stop()
-          return failed(typeof error === "string" ? error : workerFailure(error))
-        }),
+      Effect.scoped(Effect.gen(function*() {
+        const worker = yield* threads.worker
+        return yield* worker.executeEffect(new ExtractGroup({ items })).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(budgetMs(items)),
+            onTimeout: () => `no answer to a group of ${items.length} writes in ${Math.round(budgetMs(items))} ms` as const
+          }),
+          // A worker that hung, died or answered what its schema refuses is ended; the next group gets a fresh one.
+          Effect.catchAll((error) => Effect.zipRight(threads.end(worker), failed(typeof error === "string" ? error : workerFailure(error))))
+        )
+      })).pipe(
+        Effect.catchTag("WorkerError", (error) => failed(workerFailure(error))),
         Effect.withSpan("Extractor.inWorker", { attributes: { writes: items.length } })
       )
     return { extract, running: threads.running } satisfies ExtractionThreadShape
