@@ -141,12 +141,15 @@ const makeSpaceIndex = Effect.gen(function*() {
   const ensureLoaded = Effect.flatMap(SynchronizedRef.get(loaded), (done) => (done ? Effect.void : loadOnce))
   /** Loaded, with every memory's texts: what every change of the space needs. */
   const ensureReady = Effect.zipRight(ensureLoaded, ensureTexts)
+  /** Runs `effect` while no load can start or is under way; then the index is loaded as `loadedAfter` says. */
+  const whileNoLoad = <A, E, R>(effect: Effect.Effect<A, E, R>, loadedAfter: (succeeded: boolean, wasLoaded: boolean) => boolean) =>
+    SynchronizedRef.modifyEffect(loaded, (done) =>
+      Effect.map(Effect.either(effect), (result) => [result, loadedAfter(Either.isRight(result), done)] as const)).pipe(Effect.flatten)
 
   return {
     state,
     mark,
     lock,
-    holdingChanges,
     snapshots,
     /** Whether the index is loaded now. */
     isLoaded: SynchronizedRef.get(loaded),
@@ -156,19 +159,11 @@ const makeSpaceIndex = Effect.gen(function*() {
     whenReady: <E, R>(step: Effect.Effect<LoopStep, E, R>) =>
       Effect.zipRight(ensureReady, step).pipe(Effect.catchTag("SpaceMissing", () => Effect.succeed({ more: false, lagMs: 0 }))),
     /** The index is rebuilt from the store (after an import replaced the space's rows). */
-    reload: SynchronizedRef.modifyEffect(loaded, () =>
-      Effect.suspend(() => {
-        state.clear()
-        return Effect.either(load)
-      }).pipe(Effect.map((result) => [result, Either.isRight(result)] as const))).pipe(
-        Effect.flatten,
-        Effect.catchTag("SpaceMissing", () => Effect.void)
-      ),
-    /** Runs `effect` (deleting the space) while no load can start or is under way; the index is unloaded after. */
-    unloading: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      SynchronizedRef.modifyEffect(loaded, (done) => Effect.map(Effect.either(effect), (result) => [result, Either.isLeft(result) && done] as const)).pipe(
-        Effect.flatten
-      )
+    reload: whileNoLoad(Effect.zipRight(Effect.sync(() => state.clear()), load), (succeeded) => succeeded).pipe(
+      Effect.catchTag("SpaceMissing", () => Effect.void)
+    ),
+    /** Runs `effect` (deleting the space) while no load can start or is under way; once it succeeds the index is unloaded. */
+    unloading: <A, E, R>(effect: Effect.Effect<A, E, R>) => whileNoLoad(effect, (succeeded, wasLoaded) => !succeeded && wasLoaded)
   }
 })
 
