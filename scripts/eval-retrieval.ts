@@ -48,6 +48,7 @@ const load = (index: HybridIndex, conversation: LocomoConversation, prefix: stri
       keywordExtra: date.toUTCString().slice(5, 16),
       vector: useVectors ? glove.embed(turn.content) : undefined,
       entities: [turn.content.split(":")[0]!],
+      speaker: turn.content.split(":")[0]!,
       eventTime: date.getTime(),
       groupKey: `${prefix}${turn.timestamp}`,
       position: i

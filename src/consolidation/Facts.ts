@@ -5,7 +5,7 @@
  */
 import { eventLabel } from "../domain/EventLabel.ts"
 import type { Memory } from "../domain/Memory.ts"
-import { speakerName, splitSpeaker } from "../ingestion/Speaker.ts"
+import { speakerOf } from "../ingestion/Speaker.ts"
 import { terms, words } from "../retrieval/Text.ts"
 import { informative } from "./Sentences.ts"
 
@@ -29,8 +29,7 @@ export interface FactView {
 }
 
 /** The speaker of "Name: ..." content, else the user the memory was written for, named as its facts name them ("zara" is Zara). */
-export const subjectOf = (memory: Memory): string | null =>
-  splitSpeaker(memory.sourceText).speaker ?? splitSpeaker(memory.text).speaker ?? (memory.userId === null ? null : speakerName(memory.userId))
+export const subjectOf = (memory: Memory): string | null => speakerOf(memory)
 
 const ASSISTANT = /^(assistant|ai|agent|bot)$/i
 

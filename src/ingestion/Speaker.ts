@@ -84,6 +84,10 @@ const agreeing = (_: string, auxiliary: string, space: string) => {
  */
 export const speakerName = (id: string) => (/^\p{Ll}[\p{Ll}'’-]*$/u.test(id) ? `${id[0]!.toUpperCase()}${id.slice(1)}` : id)
 
+/** Who said what a memory holds: the speaker of "Name: ..." content, else the user it was written for (see `speakerName`). */
+export const speakerOf = (memory: { readonly sourceText: string; readonly text: string; readonly userId: string | null }): string | null =>
+  splitSpeaker(memory.sourceText).speaker ?? splitSpeaker(memory.text).speaker ?? (memory.userId === null ? null : speakerName(memory.userId))
+
 /**
  * First person -> the speaker, conservatively; second person is left alone.
  * The verb after "I" takes the third person ("I really love" -> "Caroline

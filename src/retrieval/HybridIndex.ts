@@ -41,6 +41,8 @@ export interface IndexDoc {
   readonly superseded?: boolean | undefined
   /** A memory that only asks (`onlyAsks`): it states nothing, so it ranks below what it would. */
   readonly asks?: boolean | undefined
+  /** Who said it (`speakerOf`), when known: a question that names some speakers ranks what others said below. */
+  readonly speaker?: string | null | undefined
 }
 
 /** A document as the index keeps it: its words already numbered and packed (what a snapshot holds). */
@@ -55,6 +57,8 @@ export interface PlacedDoc {
   readonly active: boolean
   readonly superseded: boolean
   readonly asks: boolean
+  /** Lower-cased. */
+  readonly speaker: string | null
 }
 
 /** An empty index's documents all at once (a snapshot read back), slot i for the i-th. */
@@ -77,6 +81,8 @@ export interface BulkDocs {
   readonly active: Uint8Array
   readonly superseded: Uint8Array
   readonly asks: Uint8Array
+  /** Lower-cased, null for none. */
+  readonly speakers: ReadonlyArray<string | null>
 }
 
 export interface HybridQuery {
@@ -113,6 +119,8 @@ export const WEIGHTS = {
   decay: 0.8,
   entity: 0.25,
   date: 0.6,
+  /** Subtracted from what someone else said when a question names some of a space's speakers. */
+  speaker: 2,
   /** Subtracted from a superseded fact's score, in the fused score's units. */
   superseded: 1,
   /** Subtracted from the score of a memory that only asks. */
@@ -212,6 +220,7 @@ export class HybridIndex {
   private starts = new Int32Array(0)
   private ends = new Int32Array(0)
   private entityLists: Array<ReadonlyArray<string> | undefined> = []
+  private speakers: Array<string | null | undefined> = []
   private eventTimes = new Float64Array(0)
   private groupOf = new Int32Array(0)
   private positions = new Int32Array(0)
@@ -293,7 +302,8 @@ export class HybridIndex {
       position: doc.position,
       active: doc.active !== false,
       superseded: doc.superseded === true,
-      asks: doc.asks === true
+      asks: doc.asks === true,
+      speaker: doc.speaker == null ? null : doc.speaker.toLowerCase()
     })
   }
 
@@ -324,6 +334,7 @@ export class HybridIndex {
       this.holdPosition(slot, doc.position)
     }
     this.eventTimes[slot] = doc.eventTime ?? Number.NaN
+    this.speakers[slot] = doc.speaker
     this.flags[slot] = LIVE | (doc.superseded ? SUPERSEDED : 0) | (doc.asks ? ASKS : 0)
     this.admission.setActive(slot, doc.active)
     const vector = doc.vector ?? (this.derives ? this.derive(doc.words) : undefined)
@@ -404,7 +415,8 @@ export class HybridIndex {
       position: this.positions[slot]!,
       active: this.admission.isActive(slot),
       superseded: (this.flags[slot]! & SUPERSEDED) !== 0,
-      asks: (this.flags[slot]! & ASKS) !== 0
+      asks: (this.flags[slot]! & ASKS) !== 0,
+      speaker: this.speakers[slot] ?? null
     }
   }
 
@@ -488,6 +500,7 @@ export class HybridIndex {
       if ((slot + 1) % BULK_PAUSE === 0) yield
     }
     this.entityLists = [...docs.entities]
+    this.speakers = [...docs.speakers]
     const { bytes, lexicon, starts, ends } = this
     yield
     this.vectors.reserve(count)
@@ -641,6 +654,7 @@ export class HybridIndex {
     this.slotOf.delete(this.ids[slot]!)
     this.ids[slot] = undefined
     this.entityLists[slot] = undefined
+    this.speakers[slot] = undefined
     this.flags[slot] = 0
     this.dead++
   }
@@ -679,15 +693,18 @@ export class HybridIndex {
     this.flags = move(this.flags, (n) => new Uint8Array(n))
     const ids: Array<string | undefined> = new Array(count)
     const entityLists: Array<ReadonlyArray<string> | undefined> = new Array(count)
+    const speakers: Array<string | null | undefined> = new Array(count)
     for (let old = 0; old < this.next; old++) {
       const now = renumber[old]!
       if (now < 0) continue
       ids[now] = this.ids[old]
       entityLists[now] = this.entityLists[old]
+      speakers[now] = this.speakers[old]
       this.slotOf.set(this.ids[old]!, now)
     }
     this.ids = ids
     this.entityLists = entityLists
+    this.speakers = speakers
     this.bySlotPosition.renumber(renumber)
     for (const [position, others] of this.crowded) this.crowded.set(position, others.map((slot) => renumber[slot]!))
     this.bm25.renumber(renumber, count)
@@ -844,6 +861,14 @@ export class HybridIndex {
     if (query.mode === "accurate") {
       const queryWords = new Set(query.text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
       const spans = queryDates(query.text, query.referenceTime)
+      // A question that names some of the pool's speakers asks what they said: what others said ranks below it
+      // (lowered rather than theirs raised, so that scores keep their scale where the question is answered).
+      const asked = new Map<string, boolean>()
+      for (const slot of pool) {
+        const speaker = this.speakers[slot]
+        if (speaker != null && !asked.has(speaker)) asked.set(speaker, speaker.split(/\s+/).every((part) => queryWords.has(part)))
+      }
+      const namesSpeaker = [...asked.values()].some((named) => named)
       for (const slot of pool) {
         let near = 0
         for (const [neighbour, distance] of this.neighbours(slot, eligible)) {
@@ -857,6 +882,8 @@ export class HybridIndex {
         if (spans.length > 0 && !Number.isNaN(t)) {
           if (spans.some((s) => t >= s.start && t <= s.end)) boost += WEIGHTS.date
         }
+        const speaker = this.speakers[slot]
+        if (namesSpeaker && speaker != null && asked.get(speaker) === false) boost -= WEIGHTS.speaker
         boosts.set(slot, boost)
       }
     }

@@ -3,7 +3,7 @@
  * header (what it is of, and the store version it reflects), then the body
  * compressed with deflate and checked by its SHA-256. The body holds the
  * space's words once, then each memory: what it is (type, state, scope,
- * tags, entities, times, sources) and its words as word numbers; a vector
+ * tags, entities, times, sources, who said it) and its words as word numbers; a vector
  * only when the embedder cannot make it again from the words. No text: the
  * texts are read from the store after a wake. The space's words are those its
  * memories use now: a word no memory uses any more (one of an erased memory,
@@ -27,7 +27,7 @@ import type { WakeThread } from "../retrieval/WakeThread.ts"
 import { wordNumbers } from "../retrieval/Lexicon.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
-export const SNAPSHOT_FORMAT = 4 as const
+export const SNAPSHOT_FORMAT = 5 as const
 
 export const SnapshotHeader = Schema.Struct({
   format: Schema.Literal(SNAPSHOT_FORMAT),
@@ -55,6 +55,7 @@ const HAS_VECTOR = 1 << 5
 const HAS_OCCURRED_START = 1 << 6
 const HAS_OCCURRED_END = 1 << 7
 const HAS_CONSOLIDATED = 1 << 8
+const HAS_SPEAKER = 1 << 9
 
 const ms = (date: Date) => date.getTime()
 
@@ -96,7 +97,8 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     const hasVector = !derived && placed.vector !== undefined
     records.varint(TYPE_CODES.indexOf(meta.type) | (STATE_CODES.indexOf(meta.state) << 2) | (placed.asks ? ASKS : 0) |
       (hasVector ? HAS_VECTOR : 0) | (meta.occurredStart !== null ? HAS_OCCURRED_START : 0) |
-      (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) | (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0))
+      (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) | (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0) |
+      (placed.speaker !== null ? HAS_SPEAKER : 0))
     records.signed(meta.position - position)
     records.signed(ms(meta.eventTime) - eventTime)
     records.signed(ms(meta.createdAt) - createdAt)
@@ -117,6 +119,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     }
     records.varint(meta.sourceIds.length)
     for (const source of meta.sourceIds) records.varint(ref(source))
+    if (placed.speaker !== null) records.varint(ref(placed.speaker))
     lengths.varint(placed.words.length)
     words.raw(placed.words)
     const [count, out] = wordNumbers(placed.words, 0, placed.words.length, numbers, false)
@@ -237,6 +240,7 @@ export function* decodeBody(
   const hasVector = new Uint8Array(count)
   const vectors = vectorCount > 0 ? new Float32Array(count * dims) : undefined
   const flags = { active: new Uint8Array(count), superseded: new Uint8Array(count), asks: new Uint8Array(count) }
+  const speakers: Array<string | null> = new Array(count)
   const entityRef = sharing<EntityRef>()
   const entityList = sharing<ReadonlyArray<EntityRef>>()
   const loweredList = sharing<ReadonlyArray<string>>()
@@ -291,6 +295,7 @@ export function* decodeBody(
     }
     const sourceCount = records.varint()
     sourceIds[n] = sourceCount === 0 ? EMPTY : Array.from({ length: sourceCount }, () => MemoryId.make(at()))
+    speakers[n] = flag & HAS_SPEAKER ? at() : null
     if (flag & HAS_VECTOR) {
       if (vectors === undefined || vectorsRead >= vectorCount) throw new BadBytes(`memory ${id} has a vector the body lacks`)
       const vector = vectorReader.float32s()
@@ -323,7 +328,7 @@ export function* decodeBody(
   yield* state.bulkRestore(
     {
       ids, words: wordBytes, wordEnds, vectors, hasVector, dims, entities: lowered, eventTimes: indexTimes, groups, groupKeys,
-      positions, active: flags.active, superseded: flags.superseded, asks: flags.asks
+      positions, active: flags.active, superseded: flags.superseded, asks: flags.asks, speakers
     },
     {
       ids, documentIds, kinds, entities, tags, userIds: scopes[0]!, agentIds: scopes[1]!, sessionIds: scopes[2]!, memberIds: scopes[3]!,

@@ -13,6 +13,7 @@ import type { PartsAhead } from "../retrieval/WakeThread.ts"
 import type { WordPart } from "../retrieval/Lexicon.ts"
 import type { WordVectors } from "../retrieval/SoftMatch.ts"
 import { onlyAsks } from "../retrieval/Text.ts"
+import { speakerOf } from "../ingestion/Speaker.ts"
 import { bytesToVector, vectorToBytes } from "../../services/store/MemoryRows.ts"
 import { type BulkColumns, MemoryColumns, type MemoryMeta, type MemoryTexts } from "./MemoryColumns.ts"
 import { narrowing } from "./Selection.ts"
@@ -230,7 +231,11 @@ export class SpaceState {
       // Retired memories keep counting in the keyword statistics, as they always have, but no recall sees them.
       active: memory.state === "active",
       superseded: memory.supersededBy !== null,
-      asks: onlyAsks(memory.text)
+      asks: onlyAsks(memory.text),
+      // A synthesis speaks for the subject its facts share (the consolidation's `subject`).
+      speaker: memory.sourceIds.length > 0
+        ? (typeof memory.metadata["subject"] === "string" ? memory.metadata["subject"] : null)
+        : speakerOf(memory)
     }
   }
 

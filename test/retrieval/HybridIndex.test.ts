@@ -168,6 +168,36 @@ describe("HybridIndex", () => {
     expect(accurate.indexOf("t2")).toBeLessThan(accurate.indexOf("n0"))
   })
 
+  it("a question that names a speaker ranks what others said about them below what they said, keeping the scale of the answer's score", () => {
+    const turns = [
+      ["Caroline", "Melanie, your pottery class sounds lovely, and the camping trip too!"],
+      ["Caroline", "Did Melanie tell you about the pottery class and the camping?"],
+      ["Melanie", "I took up pottery this spring and we went camping at the lake."],
+      ["Melanie", "Running in the mornings clears my head."],
+      ["Gina", "My store opened last June."]
+    ] as const
+    const build = (withSpeakers: boolean) => {
+      const index = new HybridIndex()
+      turns.forEach(([who, text], i) =>
+        index.upsert(doc(`t${i}`, `${who}: ${text}`, { entities: ["Caroline", "Melanie"], speaker: withSpeakers ? who : null, groupKey: `s${i}`, position: 0 })))
+      return index
+    }
+    const question = "What activities does Melanie do, like pottery and camping?"
+    const plain = build(false).search({ text: question, mode: "accurate", limit: 5 })
+    const spoken = build(true).search({ text: question, mode: "accurate", limit: 5 })
+    // Without speakers Caroline's turns about Melanie's pottery and camping come first; with them, Melanie's own.
+    expect(plain[0]!.id).not.toBe("t2")
+    expect(spoken[0]!.id).toBe("t2")
+    // Melanie's turn keeps the score it had: the others are lowered, not it raised.
+    const scoreOf = (hits: typeof plain, id: string) => hits.find((h) => h.id === id)!.score
+    expect(scoreOf(spoken, "t2")).toBeCloseTo(scoreOf(plain, "t2"), 9)
+    expect(scoreOf(spoken, "t0")).toBeLessThan(scoreOf(plain, "t0"))
+    // A question that names none of the speakers ranks as it did; so does fast mode.
+    const other = "Who went camping at the lake?"
+    expect(build(true).search({ text: other, mode: "accurate", limit: 5 })).toEqual(build(false).search({ text: other, mode: "accurate", limit: 5 }))
+    expect(build(true).search({ text: question, mode: "fast", limit: 5 })).toEqual(build(false).search({ text: question, mode: "fast", limit: 5 }))
+  })
+
   it("dates named in the query favour memories of that time", () => {
     const index = new HybridIndex()
     index.upsert(doc("may", "Gina went hiking", { eventTime: Date.UTC(2023, 4, 12) }))

@@ -64,7 +64,8 @@ const memories = (embedder: IndexEmbedder): Array<IndexedMemory> =>
       // Some that only ask are kept as questions (every state reads back as written).
       state: i % 9 === 0 ? "retired" : i % TEXTS.length === 2 && i % 3 === 0 ? "question" : "active",
       entities: i % 2 === 0 ? [{ name: "Caroline", kind: "person" }, { name: "Lisbon", kind: "place" }] : [],
-      metadata: i % 3 === 0 ? { dia_id: `D1:${i}` } : {},
+      // A note speaks for its facts' subject.
+      metadata: i % 11 === 0 ? { subject: "Melanie" } : i % 3 === 0 ? { dia_id: `D1:${i}` } : {},
       tags: i % 4 === 1 ? ["work", "2023"] : [],
       userId: i % 6 === 0 ? "user-1" : null,
       agentId: i % 7 === 0 ? "agent-9" : null,
@@ -125,6 +126,9 @@ const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<Ind
   for (const meta of state.metas()) {
     expect(back.index.placedAt(back.index.slot(meta.id)!)).toEqual(state.index.placedAt(state.index.slot(meta.id)!))
   }
+  // Who said each memory is among them: a "Name: " turn's speaker, a note's subject, else the user's id.
+  const speakers = new Set([...state.metas()].map((meta) => back.index.placedAt(back.index.slot(meta.id)!)!.speaker))
+  expect(speakers).toEqual(new Set(["caroline", "melanie", "user-1", null]))
   // Each document's memories, which a change replacing the document takes with it.
   const documents = [...new Set(list.map((m) => m.documentId))]
   const membersOf = (target: SpaceState) => documents.map((d) => [...target.ofDocument(d)].sort())
