@@ -159,6 +159,9 @@ const LIVE = 4
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
 
+/** The words of a name or question, in any script ("José", "O'Brien" as "o" and "brien"). */
+const wordsOf = (text: string): ReadonlyArray<string> => text.match(/[\p{L}\p{N}]+/gu) ?? []
+
 /** Standardises values against the mean and spread of `sample`. */
 const zScore = (sample: ReadonlyArray<number>) => {
   const mean = sample.reduce((a, b) => a + b, 0) / sample.length
@@ -863,16 +866,23 @@ export class HybridIndex {
 
     const boosts = new Map<number, number>()
     if (query.mode === "accurate") {
-      const queryWords = new Set(query.text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
+      const queryWords = new Set(wordsOf(query.text.toLowerCase()))
+      const namedIn = new Map<string, boolean>()
+      const named = (name: string) => {
+        let is = namedIn.get(name)
+        if (is === undefined) {
+          const parts = wordsOf(name)
+          namedIn.set(name, (is = parts.length > 0 && parts.every((part) => queryWords.has(part))))
+        }
+        return is
+      }
       const spans = queryDates(query.text, query.referenceTime)
       // A question that names some of the pool's speakers asks what they said: what others said ranks below it
       // (lowered rather than theirs raised, so that scores keep their scale where the question is answered).
-      const asked = new Map<string, boolean>()
-      for (const slot of pool) {
+      const namesSpeaker = pool.some((slot) => {
         const speaker = this.speakers[slot]
-        if (speaker != null && !asked.has(speaker)) asked.set(speaker, speaker.split(/\s+/).every((part) => queryWords.has(part)))
-      }
-      const namesSpeaker = [...asked.values()].some((named) => named)
+        return speaker != null && named(speaker)
+      })
       for (const slot of pool) {
         let near = 0
         for (const [neighbour, distance] of this.neighbours(slot, eligible)) {
@@ -880,13 +890,13 @@ export class HybridIndex {
         }
         let boost = WEIGHTS.neighbour * near
         for (const entity of this.entityLists[slot] ?? []) {
-          if (entity.split(/\s+/).every((part) => queryWords.has(part))) boost += WEIGHTS.entity
+          if (named(entity)) boost += WEIGHTS.entity
         }
         // A question about a time (`queryDates`) lowers what is not of that time, undated memories with it.
         const t = this.eventTimes[slot]!
         if (spans.length > 0 && (Number.isNaN(t) || !spans.some((s) => t >= s.start && t <= s.end))) boost -= WEIGHTS.date
         const speaker = this.speakers[slot]
-        if (namesSpeaker && speaker != null && asked.get(speaker) === false) boost -= WEIGHTS.speaker
+        if (namesSpeaker && speaker != null && !named(speaker)) boost -= WEIGHTS.speaker
         boosts.set(slot, boost)
       }
     }

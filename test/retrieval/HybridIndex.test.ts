@@ -198,6 +198,17 @@ describe("HybridIndex", () => {
     expect(build(true).search({ text: question, mode: "fast", limit: 5 })).toEqual(build(false).search({ text: question, mode: "fast", limit: 5 }))
   })
 
+  it("a speaker's name with accents or an apostrophe is named by a question that writes it so", () => {
+    for (const name of ["Siobhán O'Brien", "José Núñez"]) {
+      const index = new HybridIndex()
+      // The other speaker's turn says the name and more of the question's words than the answer does.
+      index.upsert(doc("answer", `${name}: On the roof.`, { speaker: name, groupKey: "s1", position: 0 }))
+      index.upsert(doc("about", `Ana: ${name} keeps her bees somewhere, ${name} told me, maybe the garden?`, { speaker: "Ana", groupKey: "s2", position: 0 }))
+      index.upsert(doc("other", "Ana: Bees are hard work.", { speaker: "Ana", groupKey: "s3", position: 0 }))
+      expect(index.search({ text: `Where does ${name} keep her bees?`, mode: "accurate", limit: 3 })[0]!.id, name).toBe("answer")
+    }
+  })
+
   it("dates named in the query favour memories of that time", () => {
     const index = new HybridIndex()
     index.upsert(doc("may", "Gina went hiking", { eventTime: Date.UTC(2023, 4, 12) }))
