@@ -68,7 +68,7 @@ const summary = (meter: RecallMeter) => {
 }
 
 type Key = keyof typeof WEIGHTS
-const tuned: ReadonlyArray<Key> = ["bm25", "soft", "neighbour", "decay", "entity", "date", "speaker"]
+const tuned: ReadonlyArray<Key> = ["bm25", "soft", "neighbour", "decay", "answer", "entity", "date", "speaker"]
 const start = { ...WEIGHTS }
 console.log(`start: train ${summary(measure(train))}; test ${summary(measure(test))}`)
 let best = objective(measure(train))

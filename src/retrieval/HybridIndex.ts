@@ -57,6 +57,8 @@ export interface PlacedDoc {
   readonly active: boolean
   readonly superseded: boolean
   readonly asks: boolean
+  /** Its text ends with a question (`endsAsking`): the turn after it may answer it. */
+  readonly endsAsking: boolean
   /** Lower-cased. */
   readonly speaker: string | null
 }
@@ -81,6 +83,7 @@ export interface BulkDocs {
   readonly active: Uint8Array
   readonly superseded: Uint8Array
   readonly asks: Uint8Array
+  readonly endsAsking: Uint8Array
   /** Lower-cased, null for none. */
   readonly speakers: ReadonlyArray<string | null>
 }
@@ -117,6 +120,11 @@ export const WEIGHTS = {
   neighbour: 0.7,
   /** How much a neighbour counts per step beyond the adjacent one. */
   decay: 0.8,
+  /**
+   * How much more the turn just before counts when it ends with a question: the turn answers it. Learned as `date`
+   * was (scripts/tune-weights.ts, each half of the dev file gains at 1.2-1.6).
+   */
+  answer: 1.4,
   entity: 0.25,
   /**
    * Subtracted from a memory outside every time a question names. Learned (scripts/tune-weights.ts): both halves of
@@ -155,9 +163,13 @@ const COMPACT_AT = 4096
 
 const SUPERSEDED = 1
 const ASKS = 2
+const ENDS_ASKING = 8
 const LIVE = 4
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
+
+/** A text whose last sentence is a question, a note in brackets after it aside ("Walking or running? [shares a photo]"). */
+const endsAsking = (text: string) => /\?["'”’)]*\s*(?:\[[^\]]*\]\s*)?$/.test(text)
 
 /** The words of a name or question, in any script ("José", "O'Brien" as "o" and "brien"). */
 const wordsOf = (text: string): ReadonlyArray<string> => text.match(/[\p{L}\p{N}]+/gu) ?? []
@@ -310,6 +322,7 @@ export class HybridIndex {
       active: doc.active !== false,
       superseded: doc.superseded === true,
       asks: doc.asks === true,
+      endsAsking: endsAsking(doc.text),
       speaker: doc.speaker == null ? null : doc.speaker.toLowerCase()
     })
   }
@@ -342,7 +355,7 @@ export class HybridIndex {
     }
     this.eventTimes[slot] = doc.eventTime ?? Number.NaN
     this.speakers[slot] = doc.speaker
-    this.flags[slot] = LIVE | (doc.superseded ? SUPERSEDED : 0) | (doc.asks ? ASKS : 0)
+    this.flags[slot] = LIVE | (doc.superseded ? SUPERSEDED : 0) | (doc.asks ? ASKS : 0) | (doc.endsAsking ? ENDS_ASKING : 0)
     this.admission.setActive(slot, doc.active)
     const vector = doc.vector ?? (this.derives ? this.derive(doc.words) : undefined)
     if (vector) this.vectors.set(slot, vector)
@@ -423,6 +436,7 @@ export class HybridIndex {
       active: this.admission.isActive(slot),
       superseded: (this.flags[slot]! & SUPERSEDED) !== 0,
       asks: (this.flags[slot]! & ASKS) !== 0,
+      endsAsking: (this.flags[slot]! & ENDS_ASKING) !== 0,
       speaker: this.speakers[slot] ?? null
     }
   }
@@ -501,7 +515,8 @@ export class HybridIndex {
     for (let slot = 0; slot < count; slot++) {
       const group = docs.groups[slot]!
       this.groupOf[slot] = group < 0 ? -1 : group
-      this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0)
+      this.flags[slot] = LIVE | (docs.superseded[slot] ? SUPERSEDED : 0) | (docs.asks[slot] ? ASKS : 0) |
+        (docs.endsAsking[slot] ? ENDS_ASKING : 0)
       if (docs.active[slot] === 0) this.admission.setActive(slot, false)
       this.holdPosition(slot, docs.positions[slot]!)
       if ((slot + 1) % BULK_PAUSE === 0) yield
@@ -886,7 +901,9 @@ export class HybridIndex {
       for (const slot of pool) {
         let near = 0
         for (const [neighbour, distance] of this.neighbours(slot, eligible)) {
-          near = Math.max(near, WEIGHTS.decay ** (distance - 1) * fusedOf(neighbour))
+          // The turn just before, when it ends with a question, is what this one answers.
+          const answered = distance === 1 && (this.flags[neighbour]! & ENDS_ASKING) !== 0 && this.positions[neighbour]! < this.positions[slot]!
+          near = Math.max(near, (answered ? WEIGHTS.answer : 1) * WEIGHTS.decay ** (distance - 1) * fusedOf(neighbour))
         }
         let boost = WEIGHTS.neighbour * near
         for (const entity of this.entityLists[slot] ?? []) {

@@ -27,7 +27,7 @@ import type { WakeThread } from "../retrieval/WakeThread.ts"
 import { wordNumbers } from "../retrieval/Lexicon.ts"
 
 const MAGIC = Buffer.from("ENGRAMIX", "ascii")
-export const SNAPSHOT_FORMAT = 5 as const
+export const SNAPSHOT_FORMAT = 6 as const
 
 export const SnapshotHeader = Schema.Struct({
   format: Schema.Literal(SNAPSHOT_FORMAT),
@@ -56,6 +56,7 @@ const HAS_OCCURRED_START = 1 << 6
 const HAS_OCCURRED_END = 1 << 7
 const HAS_CONSOLIDATED = 1 << 8
 const HAS_SPEAKER = 1 << 9
+const ENDS_ASKING = 1 << 10
 
 const ms = (date: Date) => date.getTime()
 
@@ -98,7 +99,7 @@ export function* encodeBody(state: SpaceState, derived: boolean): Generator<void
     records.varint(TYPE_CODES.indexOf(meta.type) | (STATE_CODES.indexOf(meta.state) << 2) | (placed.asks ? ASKS : 0) |
       (hasVector ? HAS_VECTOR : 0) | (meta.occurredStart !== null ? HAS_OCCURRED_START : 0) |
       (meta.occurredEnd !== null ? HAS_OCCURRED_END : 0) | (meta.consolidatedAt !== null ? HAS_CONSOLIDATED : 0) |
-      (placed.speaker !== null ? HAS_SPEAKER : 0))
+      (placed.speaker !== null ? HAS_SPEAKER : 0) | (placed.endsAsking ? ENDS_ASKING : 0))
     records.signed(meta.position - position)
     records.signed(ms(meta.eventTime) - eventTime)
     records.signed(ms(meta.createdAt) - createdAt)
@@ -239,7 +240,9 @@ export function* decodeBody(
   const groupOfTime = new Map<number, number>()
   const hasVector = new Uint8Array(count)
   const vectors = vectorCount > 0 ? new Float32Array(count * dims) : undefined
-  const flags = { active: new Uint8Array(count), superseded: new Uint8Array(count), asks: new Uint8Array(count) }
+  const flags = {
+    active: new Uint8Array(count), superseded: new Uint8Array(count), asks: new Uint8Array(count), endsAsking: new Uint8Array(count)
+  }
   const speakers: Array<string | null> = new Array(count)
   const entityRef = sharing<EntityRef>()
   const entityList = sharing<ReadonlyArray<EntityRef>>()
@@ -320,6 +323,7 @@ export function* decodeBody(
     flags.active[n] = ((flag >> 2) & 3) === 0 ? 1 : 0
     flags.superseded[n] = supersededBy[n] === null ? 0 : 1
     flags.asks[n] = flag & ASKS ? 1 : 0
+    flags.endsAsking[n] = flag & ENDS_ASKING ? 1 : 0
     if ((n + 1) % SLICE === 0) yield
   }
   if (!records.done) throw new BadBytes("bytes left after the last memory")
@@ -328,7 +332,7 @@ export function* decodeBody(
   yield* state.bulkRestore(
     {
       ids, words: wordBytes, wordEnds, vectors, hasVector, dims, entities: lowered, eventTimes: indexTimes, groups, groupKeys,
-      positions, active: flags.active, superseded: flags.superseded, asks: flags.asks, speakers
+      positions, active: flags.active, superseded: flags.superseded, asks: flags.asks, endsAsking: flags.endsAsking, speakers
     },
     {
       ids, documentIds, kinds, entities, tags, userIds: scopes[0]!, agentIds: scopes[1]!, sessionIds: scopes[2]!, memberIds: scopes[3]!,

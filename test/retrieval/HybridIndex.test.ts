@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { HybridIndex, type IndexDoc } from "../../src/retrieval/HybridIndex.ts"
+import { HybridIndex, type IndexDoc, WEIGHTS } from "../../src/retrieval/HybridIndex.ts"
 import { stem, terms } from "../../src/retrieval/Text.ts"
 
 const doc = (id: string, text: string, extra: Partial<IndexDoc> = {}): IndexDoc => ({
@@ -206,6 +206,30 @@ describe("HybridIndex", () => {
       index.upsert(doc("about", `Ana: ${name} keeps her bees somewhere, ${name} told me, maybe the garden?`, { speaker: "Ana", groupKey: "s2", position: 0 }))
       index.upsert(doc("other", "Ana: Bees are hard work.", { speaker: "Ana", groupKey: "s3", position: 0 }))
       expect(index.search({ text: `Where does ${name} keep her bees?`, mode: "accurate", limit: 3 })[0]!.id, name).toBe("answer")
+    }
+  })
+
+  it("accurate mode lifts the turn that answers a question more than any other neighbour", () => {
+    const build = () => {
+      const index = new HybridIndex()
+      const turns = ["Maria: How often do you work out with your family?", "John: Three times a week, it keeps us on track.", "Maria: Nice."]
+      turns.forEach((text, i) => index.upsert(doc(`q${i}`, text, { groupKey: "s1", position: i })))
+      const other = ["John: I work out at the gym.", "Maria: Sounds lovely.", "John: Family time keeps me going."]
+      other.forEach((text, i) => index.upsert(doc(`o${i}`, text, { groupKey: "s2", position: i })))
+      return index
+    }
+    const question = "How often does John work out with his family?"
+    const rankOf = (id: string) => build().search({ text: question, mode: "accurate", limit: 6 }).findIndex((h) => h.id === id)
+    const answer = WEIGHTS.answer
+    try {
+      WEIGHTS.answer = 1
+      const plain = rankOf("q1")
+      WEIGHTS.answer = answer
+      // Without it the answer ranks below a turn that says "work out" and nothing of how often; with it, above.
+      expect(plain).toBe(2)
+      expect(rankOf("q1")).toBe(1)
+    } finally {
+      WEIGHTS.answer = answer
     }
   })
 

@@ -129,6 +129,10 @@ const expectSame = (state: SpaceState, back: SpaceState, list: ReadonlyArray<Ind
   // Who said each memory is among them: a "Name: " turn's speaker, a note's subject, else the user's id.
   const speakers = new Set([...state.metas()].map((meta) => back.index.placedAt(back.index.slot(meta.id)!)!.speaker))
   expect(speakers).toEqual(new Set(["caroline", "melanie", "user-1", null]))
+  // And which of them end with a question (the turn after may answer it).
+  const asking = [...state.metas()].filter((meta) => back.index.placedAt(back.index.slot(meta.id)!)!.endsAsking).map((meta) => meta.id)
+  expect(asking.length).toBeGreaterThan(0)
+  expect(asking.every((id) => state.get(id)!.text.endsWith("?"))).toBe(true)
   // Each document's memories, which a change replacing the document takes with it.
   const documents = [...new Set(list.map((m) => m.documentId))]
   const membersOf = (target: SpaceState) => documents.map((d) => [...target.ofDocument(d)].sort())
