@@ -7,7 +7,7 @@ import type { Exclusion } from "../domain/SpaceProtocol.ts"
 
 export interface StagedHit {
   readonly id: string
-  /** Final score, the sigmoid of the fused score plus the accurate-mode boosts. */
+  /** Final score, the sigmoid of the fused score plus what the accurate-mode stages added or took away. */
   readonly score: number
   readonly boost: number
 }
@@ -43,7 +43,7 @@ export const engineExclusions = (input: StageInput): ReadonlyArray<Exclusion> =>
       reason: "rerank_rank",
       detail: `first-stage rank ${before} was within limit ${input.limit}; rank ${
         finalRank.get(exclusion.memory_id)
-      } after the rerank (neighbour, entity and date boosts)`
+      } after the rerank (neighbours, entities, speakers and dates)`
     }
   })
   input.beyondCap.forEach((hit, i) =>
@@ -60,7 +60,7 @@ export const engineExclusions = (input: StageInput): ReadonlyArray<Exclusion> =>
       result.push({
         memory_id: id,
         reason: "engine_budget",
-        detail: `rank ${i + 1} in accurate mode; fast mode skips neighbour expansion and the entity and date boosts`
+        detail: `rank ${i + 1} in accurate mode; fast mode skips neighbour expansion and the entity, speaker and date stages`
       })
     })
   }

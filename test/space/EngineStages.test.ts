@@ -20,7 +20,7 @@ describe("engine stages of a full receipt", () => {
     expect(out.find((e) => e.memory_id === "c")).toEqual({
       memory_id: "c",
       reason: "rerank_rank",
-      detail: "first-stage rank 1 was within limit 1; rank 3 after the rerank (neighbour, entity and date boosts)"
+      detail: "first-stage rank 1 was within limit 1; rank 3 after the rerank (neighbours, entities, speakers and dates)"
     })
     expect(out.find((e) => e.memory_id === "b")?.reason).toBe("limit")
   })
