@@ -163,8 +163,8 @@ const COMPACT_AT = 4096
 
 const SUPERSEDED = 1
 const ASKS = 2
-const ENDS_ASKING = 8
 const LIVE = 4
+const ENDS_ASKING = 8
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
 
