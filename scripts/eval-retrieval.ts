@@ -11,23 +11,12 @@ import { join } from "node:path"
 import { loadGlove } from "../services/embedder/Glove.ts"
 import { HybridIndex, WEIGHTS } from "../src/retrieval/HybridIndex.ts"
 import { type LocomoConversation, parseLocomo, RecallMeter } from "../src/retrieval/LocomoEval.ts"
+import { arg } from "./BenchServer.ts"
+import { indexTurns, pickConversations } from "./LocomoTurns.ts"
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name)
-  return i >= 0 ? process.argv[i + 1]! : fallback
-}
-/** "0-2" or "0,3,4": which conversations of the file to run (all by default). */
-const pick = (spec: string | undefined) => {
-  if (spec === undefined) return () => true
-  const chosen = new Set(spec.split(",").flatMap((part) => {
-    const [from, to] = part.split("-").map(Number)
-    return Array.from({ length: (to ?? from!) - from! + 1 }, (_, i) => from! + i)
-  }))
-  return (_: unknown, i: number) => chosen.has(i)
-}
-const conversations = parseLocomo(JSON.parse(readFileSync(arg("--data", "../shared/bench/locomo-dev.json"), "utf8")))
-  .filter(pick(process.argv.includes("--conversations") ? arg("--conversations", "") : undefined))
-const glove = await loadGlove(arg("--models", join(tmpdir(), "engram-models")))
+const conversations = parseLocomo(JSON.parse(readFileSync(arg("--data", "../shared/bench/locomo-dev.json")!, "utf8")))
+  .filter(pickConversations(arg("--conversations")))
+const glove = await loadGlove(arg("--models", join(tmpdir(), "engram-models"))!)
 for (const key of Object.keys(WEIGHTS) as Array<keyof typeof WEIGHTS>) {
   const value = process.env[`W_${key.toUpperCase()}`]
   if (value !== undefined) WEIGHTS[key] = Number(value)
@@ -38,22 +27,7 @@ const mode = process.argv.includes("--fast") ? "fast" : "accurate"
 
 /** Every turn of `conversation` in `index`, under ids `<prefix><i>`. */
 const load = (index: HybridIndex, conversation: LocomoConversation, prefix: string, byId: Map<string, string>) =>
-  conversation.turns.forEach((turn, i) => {
-    const id = `${prefix}${i}`
-    byId.set(id, turn.diaId)
-    const date = new Date(turn.timestamp)
-    index.upsert({
-      id,
-      text: turn.content,
-      keywordExtra: date.toUTCString().slice(5, 16),
-      vector: useVectors ? glove.embed(turn.content) : undefined,
-      entities: [turn.content.split(":")[0]!],
-      speaker: turn.content.split(":")[0]!,
-      eventTime: date.getTime(),
-      groupKey: `${prefix}${turn.timestamp}`,
-      position: i
-    })
-  })
+  indexTurns(index, conversation, { prefix, byId, embed: useVectors ? glove.embed : undefined })
 
 if (process.argv.includes("--timing")) {
   // One space of about 11,000 memories (every turn of the file, four times over); every question, timed.

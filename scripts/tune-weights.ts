@@ -4,7 +4,7 @@
  * other: `npx tsx scripts/tune-weights.ts [--data FILE] [--models DIR]
  * [--train 0-2] [--test 3-4] [--rounds 3]`. The objective is R@10 + R@20 +
  * MRR over the training conversations' questions, every turn indexed as
- * scripts/eval-retrieval.ts does. Run it both ways round; a weight is worth
+ * scripts/eval-retrieval.ts indexes it (LocomoTurns.ts). Run it both ways round; a weight is worth
  * changing only where both directions agree.
  */
 import { readFileSync } from "node:fs"
@@ -13,17 +13,11 @@ import { join } from "node:path"
 import { loadGlove } from "../services/embedder/Glove.ts"
 import { HybridIndex, WEIGHTS } from "../src/retrieval/HybridIndex.ts"
 import { type LocomoConversation, parseLocomo, RecallMeter } from "../src/retrieval/LocomoEval.ts"
+import { arg } from "./BenchServer.ts"
+import { indexTurns, pickConversations } from "./LocomoTurns.ts"
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name)
-  return i >= 0 ? process.argv[i + 1]! : fallback
-}
-const range = (spec: string) => {
-  const [from, to] = spec.split("-").map(Number)
-  return (i: number) => i >= from! && i <= (to ?? from!)
-}
-const all = parseLocomo(JSON.parse(readFileSync(arg("--data", "../shared/bench/locomo-dev.json"), "utf8")))
-const glove = await loadGlove(arg("--models", join(tmpdir(), "engram-models")))
+const all = parseLocomo(JSON.parse(readFileSync(arg("--data", "../shared/bench/locomo-dev.json")!, "utf8")))
+const glove = await loadGlove(arg("--models", join(tmpdir(), "engram-models"))!)
 
 interface Prepared {
   readonly index: HybridIndex
@@ -33,20 +27,11 @@ interface Prepared {
 const prepare = (conversation: LocomoConversation): Prepared => {
   const index = new HybridIndex(glove.wordVector)
   const byId = new Map<string, string>()
-  conversation.turns.forEach((turn, i) => {
-    const id = `m${i}`
-    byId.set(id, turn.diaId)
-    const date = new Date(turn.timestamp)
-    const speaker = turn.content.split(":")[0]!
-    index.upsert({
-      id, text: turn.content, keywordExtra: date.toUTCString().slice(5, 16), vector: glove.embed(turn.content),
-      entities: [speaker], speaker, eventTime: date.getTime(), groupKey: turn.timestamp, position: i
-    })
-  })
+  indexTurns(index, conversation, { prefix: "m", byId, embed: glove.embed })
   return { index, byId, questions: conversation.questions.map((q) => ({ q, vector: glove.embed(q.question) })) }
 }
-const train = all.filter((_, i) => range(arg("--train", "0-2"))(i)).map(prepare)
-const test = all.filter((_, i) => range(arg("--test", "3-4"))(i)).map(prepare)
+const train = all.filter(pickConversations(arg("--train", "0-2"))).map(prepare)
+const test = all.filter(pickConversations(arg("--test", "3-4"))).map(prepare)
 
 const measure = (set: ReadonlyArray<Prepared>) => {
   const meter = new RecallMeter()
@@ -72,7 +57,7 @@ const tuned: ReadonlyArray<Key> = ["bm25", "soft", "neighbour", "decay", "answer
 const start = { ...WEIGHTS }
 console.log(`start: train ${summary(measure(train))}; test ${summary(measure(test))}`)
 let best = objective(measure(train))
-for (let round = 0; round < Number(arg("--rounds", "3")); round++) {
+for (let round = 0; round < Number(arg("--rounds", "3")!); round++) {
   let moved = false
   for (const key of tuned) {
     const base = WEIGHTS[key]
