@@ -19,7 +19,7 @@ import { grown } from "./Grown.ts"
 import { Lexicon, packWords, samePacked, termNumbers, type WordPart, wordNumbers } from "./Lexicon.ts"
 import { queryDates } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
-import { stem, terms } from "./Text.ts"
+import { endsAsking, stem, terms } from "./Text.ts"
 import { TopK } from "./TopK.ts"
 import { VectorIndex } from "./VectorIndex.ts"
 import type { BulkPostings } from "./Bm25.ts"
@@ -167,9 +167,6 @@ const LIVE = 4
 const ENDS_ASKING = 8
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
-
-/** A text whose last sentence is a question, a note in brackets after it aside ("Walking or running? [shares a photo]"). */
-const endsAsking = (text: string) => /\?["'”’)]*\s*(?:\[[^\]]*\]\s*)?$/.test(text)
 
 /** The words of a name or question, in any script ("José", "O'Brien" as "o" and "brien"). */
 const wordsOf = (text: string): ReadonlyArray<string> => text.match(/[\p{L}\p{N}]+/gu) ?? []

@@ -61,3 +61,6 @@ export const isStopword = (word: string) => STOPWORDS.has(word)
 export const onlyAsks = (content: string) =>
   content.trim() !== "" && content.replace(/^[\p{L} .'’-]{1,40}:\s+/u, "").split(/(?<=[.!?…]["'’”)\]]*)\s+/u)
     .every((sentence) => sentence.trim() === "" || /\?["'’”)\]]*$/u.test(sentence.trim()))
+
+/** A text whose last sentence is a question, a note in brackets after it aside ("Walking or running? [shares a photo]"). */
+export const endsAsking = (text: string) => /\?["'”’)]*\s*(?:\[[^\]]*\]\s*)?$/.test(text)
