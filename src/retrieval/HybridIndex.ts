@@ -17,7 +17,7 @@ import { normalize } from "../../services/embedder/Embedder.ts"
 import { Bm25 } from "./Bm25.ts"
 import { grown } from "./Grown.ts"
 import { Lexicon, packWords, samePacked, termNumbers, type WordPart, wordNumbers } from "./Lexicon.ts"
-import { queryDates } from "./QueryDates.ts"
+import { queryDates, settleSpans } from "./QueryDates.ts"
 import { SoftMatcher, type WordVectors } from "./SoftMatch.ts"
 import { endsAsking, stem, terms } from "./Text.ts"
 import { TopK } from "./TopK.ts"
@@ -888,7 +888,10 @@ export class HybridIndex {
         }
         return is
       }
-      const spans = queryDates(query.text, query.referenceTime)
+      const asked = queryDates(query.text, query.referenceTime)
+      const spans = asked.some((span) => span.away !== undefined)
+        ? settleSpans(asked, pool.map((slot) => this.eventTimes[slot]!).filter((t) => !Number.isNaN(t)))
+        : asked
       // A question that names some of the pool's speakers asks what they said: what others said ranks below it
       // (lowered rather than theirs raised, so that scores keep their scale where the question is answered).
       const namesSpeaker = pool.some((slot) => {

@@ -7,6 +7,12 @@ const DAY = 86_400_000
 export interface Span {
   readonly start: number
   readonly end: number
+  /**
+   * Set on a month named without its year ("in June"): the nearest such month
+   * resolved against the reference, which `settleSpans` may move a whole number
+   * of years further back (ahead, for +1) to where a space's memories are.
+   */
+  readonly away?: -1 | 1
 }
 
 const monthSpan = (year: number, month: number): Span => ({
@@ -32,7 +38,7 @@ export const queryDates = (query: string, reference: number | undefined): Array<
       const year = speaksOfFuture(query)
         ? (index >= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() + 1)
         : (index <= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() - 1)
-      spans.push(monthSpan(year, index))
+      spans.push({ ...monthSpan(year, index), away: speaksOfFuture(query) ? 1 : -1 })
     }
   }
   if (monthHits.length === 0) for (const year of years) spans.push({ start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) - 1 })
@@ -51,3 +57,24 @@ export const queryDates = (query: string, reference: number | undefined): Array<
   }
   return spans
 }
+
+/** How many years a year-free month may move (a space's memories rarely span more). */
+const YEARS_AWAY = 50
+
+/**
+ * The spans to rank by, given the times of the memories a query ranks: a month
+ * named without its year moves, a year at a time away from the reference, to
+ * the first such month that holds one of those times ("camping in June", asked
+ * in 2026 of a space written in 2023, is June 2023); where none does, it stays.
+ */
+export const settleSpans = (spans: ReadonlyArray<Span>, times: ReadonlyArray<number>): Array<Span> =>
+  spans.map((span) => {
+    if (span.away === undefined) return span
+    const start = new Date(span.start)
+    for (let years = 0; years <= YEARS_AWAY; years++) {
+      const year = start.getUTCFullYear() + span.away * years
+      const moved = monthSpan(year, start.getUTCMonth())
+      if (times.some((t) => t >= moved.start && t <= moved.end)) return moved
+    }
+    return { start: span.start, end: span.end }
+  })

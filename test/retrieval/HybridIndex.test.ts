@@ -240,4 +240,17 @@ describe("HybridIndex", () => {
     expect(index.search({ text: "Where did Gina go hiking in July 2023?", mode: "accurate", limit: 2 })[0]!.id).toBe("july")
     expect(index.search({ text: "Where did Gina go hiking in May 2023?", mode: "accurate", limit: 2 })[0]!.id).toBe("may")
   })
+
+  it("a month named without its year is the last such month the space has memories of", () => {
+    const index = new HybridIndex()
+    index.upsert(doc("july", "Gina went hiking", { eventTime: Date.UTC(2023, 6, 3) }))
+    index.upsert(doc("may", "Gina went hiking", { eventTime: Date.UTC(2023, 4, 12) }))
+    // Asked three years on: July 2026 holds nothing, July 2023 does.
+    const referenceTime = Date.UTC(2026, 10, 28)
+    for (const [month, id] of [["May", "may"], ["July", "july"]] as const) {
+      const hits = index.search({ text: `Where did Gina go hiking in ${month}?`, mode: "accurate", limit: 2, referenceTime })
+      expect(hits[0]!.id).toBe(id)
+      expect(hits[0]!.boost).toBeGreaterThan(hits[1]!.boost)
+    }
+  })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { resolveRelativeDates } from "../../src/ingestion/RelativeDates.ts"
-import { queryDates } from "../../src/retrieval/QueryDates.ts"
+import { queryDates, settleSpans } from "../../src/retrieval/QueryDates.ts"
 
 const november = Date.UTC(2026, 10, 28, 12)
 const iso = (spans: ReadonlyArray<{ start: number; end: number }>) => spans.map((s) => [new Date(s.start).toISOString(), new Date(s.end).toISOString()])
@@ -15,5 +15,21 @@ describe("the times a query names", () => {
     expect(iso(queryDates("Where did I travel in September?", november))).toEqual([["2026-09-01T00:00:00.000Z", "2026-09-30T23:59:59.999Z"]])
     // A month with its year is that month, whatever the tense.
     expect(iso(queryDates("What am I doing in March 2024?", november))).toEqual([["2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z"]])
+  })
+
+  it("moves a month named without its year, a year at a time, to the nearest one that holds memories", () => {
+    const june = (year: number) => [`${year}-06-01T00:00:00.000Z`, `${year}-06-30T23:59:59.999Z`]
+    const asked = queryDates("When did Melanie go camping in June?", november)
+    expect(iso(asked)).toEqual([june(2026)])
+    expect(iso(settleSpans(asked, [Date.UTC(2023, 5, 20), Date.UTC(2023, 6, 2)]))).toEqual([june(2023)])
+    // The nearest of several, going back.
+    expect(iso(settleSpans(asked, [Date.UTC(2022, 5, 20), Date.UTC(2024, 5, 2)]))).toEqual([june(2024)])
+    // None: it stays where the reference put it.
+    expect(iso(settleSpans(asked, [Date.UTC(2023, 6, 2)]))).toEqual([june(2026)])
+    // Of what is still to come, it moves ahead; a month with its year never moves.
+    const coming = queryDates("Where am I travelling in September?", november)
+    expect(iso(settleSpans(coming, [Date.UTC(2028, 8, 9)]))).toEqual([["2028-09-01T00:00:00.000Z", "2028-09-30T23:59:59.999Z"]])
+    const fixed = queryDates("What did I do in March 2024?", november)
+    expect(iso(settleSpans(fixed, [Date.UTC(2023, 2, 9)]))).toEqual([["2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z"]])
   })
 })
