@@ -20,6 +20,29 @@ const monthSpan = (year: number, month: number): Span => ({
   end: Date.UTC(year, month + 1, 1) - 1
 })
 
+/**
+ * A day written out in full ("on 9 November, 2022") is that day and the week
+ * before it: what was said that day ("last Friday I...") may have happened
+ * days earlier, and an event's day may sit a day either side of its telling.
+ * Three days before ranked below seven on the dev file; fourteen no better.
+ */
+const DAYS_BEFORE = 7
+const DAYS_AFTER = 1
+const MONTH_NAMES = MONTHS.join("|")
+const DAY_MONTH_YEAR = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)? (${MONTH_NAMES}),? ?((?:19|20)\\d{2})\\b`, "g")
+const MONTH_DAY_YEAR = new RegExp(`\\b(${MONTH_NAMES}) (\\d{1,2})(?:st|nd|rd|th)?,? ?((?:19|20)\\d{2})\\b`, "g")
+
+/** The days a (lower-cased) query writes out in full: "9 November, 2022", "October 13, 2023", "8th December, 2023". */
+const fullDates = (text: string): Array<{ readonly time: number; readonly month: number }> => {
+  const found: Array<{ time: number; month: number }> = []
+  const add = (day: number, month: number, year: number) => {
+    if (day >= 1 && day <= 31) found.push({ time: Date.UTC(year, month, day), month })
+  }
+  for (const m of text.matchAll(DAY_MONTH_YEAR)) add(Number(m[1]), MONTHS.indexOf(m[2]!), Number(m[3]))
+  for (const m of text.matchAll(MONTH_DAY_YEAR)) add(Number(m[2]), MONTHS.indexOf(m[1]!), Number(m[3]))
+  return found
+}
+
 export const queryDates = (query: string, reference: number | undefined): Array<Span> => {
   const text = query.toLowerCase()
   const spans: Array<Span> = []
@@ -30,7 +53,10 @@ export const queryDates = (query: string, reference: number | undefined): Array<
   const monthHits = MONTHS.map((name, index) => ({ name, index })).filter(({ name }) =>
     new RegExp(`\\b${name}\\b`).test(text) && !(name === "may" && !/\bin may\b|\bmay \d|\bmay,? (19|20)\d{2}|\bof may\b|\blast may\b/.test(text))
   )
+  const days = fullDates(text)
+  for (const day of days) spans.push({ start: day.time - DAYS_BEFORE * DAY, end: day.time + (1 + DAYS_AFTER) * DAY - 1 })
   for (const { index } of monthHits) {
+    if (days.some((day) => day.month === index)) continue
     if (years.length > 0) for (const year of years) spans.push(monthSpan(year, index))
     else {
       // As a written month resolves (RelativeDates): the next one for what is still to come, else the last.

@@ -32,4 +32,13 @@ describe("the times a query names", () => {
     const fixed = queryDates("What did I do in March 2024?", november)
     expect(iso(settleSpans(fixed, [Date.UTC(2023, 2, 9)]))).toEqual([["2024-03-01T00:00:00.000Z", "2024-03-31T23:59:59.999Z"]])
   })
+
+  it("reads a day written out in full as that day and the week before, in place of its whole month", () => {
+    const week = [["2022-11-02T00:00:00.000Z", "2022-11-10T23:59:59.999Z"]]
+    expect(iso(queryDates("What dish did Nate make on 9 November, 2022?", november))).toEqual(week)
+    expect(iso(queryDates("What dish did Nate make on November 9th, 2022?", november))).toEqual(week)
+    expect(iso(queryDates("Where was the picture shared on December 1,2023 taken?", november))).toEqual([["2023-11-24T00:00:00.000Z", "2023-12-02T23:59:59.999Z"]])
+    // A month with only its year is still the whole month.
+    expect(iso(queryDates("What did Nate make in November 2022?", november))).toEqual([["2022-11-01T00:00:00.000Z", "2022-11-30T23:59:59.999Z"]])
+  })
 })
