@@ -1,9 +1,11 @@
 /** Benchmarks drive a real `engram serve` (embedded default, fresh data dir) over HTTP. */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Either, Schema } from "effect"
+import { newestSource } from "../bin/sources.mjs"
 
 export const freePort = () =>
   new Promise<number>((resolve) => {
@@ -59,10 +61,28 @@ export interface BenchServer {
  * With `dataDir` the node stores there and `stop` leaves it in place; a node
  * started again on it uses the API key the first one saved there.
  */
+/**
+ * Benchmarks measure the bundle a user runs: when dist/ is older than the
+ * sources (an edit since the last build), the node would run them through tsx
+ * and every worker would compile its TypeScript too, so the bundle is rebuilt
+ * first (`ENGRAM_FROM_SOURCES=1` measures the sources on purpose).
+ */
+const decodeStamp = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ newest_source_ms: Schema.Number })))
+const ensureBundle = () => {
+  if (process.env.ENGRAM_FROM_SOURCES === "1") return
+  const root = join(import.meta.dirname, "..")
+  const stamp = join(root, "dist", "build.json")
+  const stamped = existsSync(stamp) ? decodeStamp(readFileSync(stamp, "utf8")) : undefined
+  if (stamped !== undefined && Either.isRight(stamped) && stamped.right.newest_source_ms >= newestSource(root)) return
+  console.error("bench: dist/ is older than the sources; rebuilding it so that the figures are the bundle's")
+  execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: ["ignore", "ignore", "inherit"] })
+}
+
 export const startBenchServer = async (
   env: Record<string, string> = {},
   options: { readonly key?: string; readonly dataDir?: string } = {}
 ): Promise<BenchServer> => {
+  ensureBundle()
   const kept = options.dataDir !== undefined
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "engram-bench-"))
   mkdirSync(dataDir, { recursive: true })
