@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Runs the bundle `npm install` built (dist/, scripts/build.mjs) while it is
 // newer than every source; otherwise the TypeScript sources directly, through tsx.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { setFlagsFromString } from "node:v8"
-import { newestSource } from "./sources.mjs"
+import { bundleIsCurrent } from "./sources.mjs"
 
 // PGlite's WebAssembly runs on V8's baseline compiler (Liftoff) only. By default V8 recompiles each PostgreSQL
 // function that turns warm with its optimizing compiler, in background threads: on a fresh node that is seconds of
@@ -36,14 +36,7 @@ setFlagsFromString("--heap-growing-percent=20")
 const root = join(import.meta.dirname, "..")
 const stamp = join(root, "dist", "build.json")
 
-const built = () => {
-  if (process.env.ENGRAM_FROM_SOURCES === "1" || !existsSync(stamp)) return false
-  try {
-    return JSON.parse(readFileSync(stamp, "utf8")).newest_source_ms >= newestSource(root)
-  } catch {
-    return false
-  }
-}
+const built = () => process.env.ENGRAM_FROM_SOURCES !== "1" && bundleIsCurrent(root)
 
 if (built()) {
   await import("../dist/engram.mjs")

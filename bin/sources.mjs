@@ -1,6 +1,6 @@
 // The newest modification time among the sources dist/ is built from: dist/
 // is used only while it was built after every one of them.
-import { readdirSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 
 const DIRECTORIES = ["src", "layers", "services"]
@@ -16,4 +16,15 @@ export const newestSource = (root) => {
   }
   for (const directory of DIRECTORIES) walk(join(root, directory))
   return newest
+}
+
+// Whether dist/ was built after every source (its build.json says when); false when it is missing or unreadable.
+export const bundleIsCurrent = (root) => {
+  const stamp = join(root, "dist", "build.json")
+  if (!existsSync(stamp)) return false
+  try {
+    return JSON.parse(readFileSync(stamp, "utf8")).newest_source_ms >= newestSource(root)
+  } catch {
+    return false
+  }
 }

@@ -4,8 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Either, Schema } from "effect"
-import { newestSource } from "../bin/sources.mjs"
+import { bundleIsCurrent } from "../bin/sources.mjs"
 
 export const freePort = () =>
   new Promise<number>((resolve) => {
@@ -56,28 +55,24 @@ export interface BenchServer {
 }
 
 /**
- * Starts a node and signs up the bench organization on it, or (with `key`)
- * joins a node to an organization an earlier node signed up (cluster benches).
- * With `dataDir` the node stores there and `stop` leaves it in place; a node
- * started again on it uses the API key the first one saved there.
- */
-/**
  * Benchmarks measure the bundle a user runs: when dist/ is older than the
  * sources (an edit since the last build), the node would run them through tsx
  * and every worker would compile its TypeScript too, so the bundle is rebuilt
  * first (`ENGRAM_FROM_SOURCES=1` measures the sources on purpose).
  */
-const decodeStamp = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ newest_source_ms: Schema.Number })))
 const ensureBundle = () => {
-  if (process.env.ENGRAM_FROM_SOURCES === "1") return
   const root = join(import.meta.dirname, "..")
-  const stamp = join(root, "dist", "build.json")
-  const stamped = existsSync(stamp) ? decodeStamp(readFileSync(stamp, "utf8")) : undefined
-  if (stamped !== undefined && Either.isRight(stamped) && stamped.right.newest_source_ms >= newestSource(root)) return
+  if (process.env.ENGRAM_FROM_SOURCES === "1" || bundleIsCurrent(root)) return
   console.error("bench: dist/ is older than the sources; rebuilding it so that the figures are the bundle's")
   execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: ["ignore", "ignore", "inherit"] })
 }
 
+/**
+ * Starts a node and signs up the bench organization on it, or (with `key`)
+ * joins a node to an organization an earlier node signed up (cluster benches).
+ * With `dataDir` the node stores there and `stop` leaves it in place; a node
+ * started again on it uses the API key the first one saved there.
+ */
 export const startBenchServer = async (
   env: Record<string, string> = {},
   options: { readonly key?: string; readonly dataDir?: string } = {}
