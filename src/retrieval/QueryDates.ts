@@ -55,16 +55,17 @@ export const queryDates = (query: string, reference: number | undefined): Array<
   )
   const days = fullDates(text)
   for (const day of days) spans.push({ start: day.time - DAYS_BEFORE * DAY, end: day.time + (1 + DAYS_AFTER) * DAY - 1 })
+  const future = speaksOfFuture(query)
   for (const { index } of monthHits) {
     if (days.some((day) => day.month === index)) continue
     if (years.length > 0) for (const year of years) spans.push(monthSpan(year, index))
     else {
       // As a written month resolves (RelativeDates): the next one for what is still to come, else the last.
       const current = refDate.getUTCMonth()
-      const year = speaksOfFuture(query)
+      const year = future
         ? (index >= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() + 1)
         : (index <= current ? refDate.getUTCFullYear() : refDate.getUTCFullYear() - 1)
-      spans.push({ ...monthSpan(year, index), away: speaksOfFuture(query) ? 1 : -1 })
+      spans.push({ ...monthSpan(year, index), away: future ? 1 : -1 })
     }
   }
   if (monthHits.length === 0) for (const year of years) spans.push({ start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) - 1 })
@@ -102,5 +103,5 @@ export const settleSpans = (spans: ReadonlyArray<Span>, times: ReadonlyArray<num
       const moved = monthSpan(year, start.getUTCMonth())
       if (times.some((t) => t >= moved.start && t <= moved.end)) return moved
     }
-    return { start: span.start, end: span.end }
+    return span
   })
