@@ -13,7 +13,8 @@
  * whole turn) as a dead row: vacuumed this way, the queue's table holds about
  * what is queued, not every turn ever written. A table is analyzed as
  * autovacuum would (once a tenth of its rows changed since), so that its
- * rows' width is what they hold now.
+ * rows' width is what they hold now: a small one at once, a larger one once
+ * writes pause or when five times due (its sample holds the event loop).
  * A vacuum makes dead rows' room reusable but never gives it back: a table
  * whose rows were once large (the queue's, holding whole turns until they
  * settle) or that lost many rows keeps its size. Once writes pause, a table
@@ -59,6 +60,13 @@ export const analyzeDue = (table: { readonly live: number; readonly changed: num
 const FORCED = 5
 /** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
 const SMALL_BYTES = 32 * MB
+/**
+ * ... and a table smaller than this is analyzed while writes go on (others
+ * wait for a pause, or for five times their due): an analyze holds the
+ * event loop for its whole sample, 150-200 ms for a memories table of
+ * 10-25 MB, 40 ms for a 5 MB queue, and every recall waits behind it.
+ */
+const SMALL_ANALYZE_BYTES = MB
 
 /** How long an erasure may wait for writes to pause before its pass runs anyway. */
 export const ERASE_WITHIN = Duration.minutes(2)
@@ -161,7 +169,9 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
     for (const name of vacuumed) yield* sql`VACUUM ${sql(name)}`
     // Statistics kept current as autovacuum keeps them: the rewrite below judges a table by its rows' width now
     // (a queue's rows emptied after they settle are not judged by the width they had when full).
-    const analyzed = tables.filter((t) => analyzeDue(t) && (quiet || t.bytes < SMALL_BYTES)).map((t) => t.name)
+    const analyzed = tables.filter((t) =>
+      analyzeDue(t) && (quiet || t.bytes < SMALL_ANALYZE_BYTES || t.changed >= FORCED * (50 + 0.1 * t.live))
+    ).map((t) => t.name)
     for (const name of analyzed) yield* sql`ANALYZE ${sql(name)}`
     // Rewrites wait for a pause in writes; a table without statistics, or whose statistics were just taken,
     // is judged on them at the next pass.

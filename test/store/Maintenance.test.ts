@@ -112,6 +112,39 @@ it.scoped("a table whose rows were measured while large is measured again once t
     expect(yield* tableBytes("emptied_like")).toBeLessThan(MB)
   }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
 
+it.scoped("a large table due for new statistics waits for writes to pause, unless it is five times due; a small one does not wait", () =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // About 3 MB of rows, measured, then a fifth more rows: due (a tenth), not five times due (a half).
+    yield* sql`CREATE TABLE grown_like (id integer PRIMARY KEY, body text)`
+    yield* sql`INSERT INTO grown_like SELECT g, repeat(md5(g::text), 4) FROM generate_series(1, 10000) g`
+    yield* sql`CREATE TABLE small_like (id integer PRIMARY KEY, body text)`
+    yield* sql`INSERT INTO small_like SELECT g, md5(g::text) FROM generate_series(1, 1000) g`
+    // The inserts counted before the statistics are taken (single-user PostgreSQL reports counts when asked).
+    yield* sql`SELECT pg_stat_force_next_flush()`
+    yield* sql`SELECT 1`
+    yield* sql`ANALYZE grown_like`
+    yield* sql`ANALYZE small_like`
+    yield* sql`INSERT INTO grown_like SELECT g, repeat(md5(g::text), 4) FROM generate_series(10001, 12000) g`
+    yield* sql`INSERT INTO small_like SELECT g, md5(g::text) FROM generate_series(1001, 1500) g`
+    expect(yield* tableBytes("grown_like")).toBeGreaterThan(MB)
+    expect(yield* tableBytes("small_like")).toBeLessThan(MB)
+
+    const compactedAt = new Map<string, number>()
+    quietFor.ms = 0
+    const busy = yield* maintainOnce(compactedAt)
+    expect(busy.analyzed).toContain("small_like")
+    expect(busy.analyzed).not.toContain("grown_like")
+
+    quietFor.ms = 60_000
+    expect((yield* maintainOnce(compactedAt)).analyzed).toContain("grown_like")
+
+    // More than as many rows again while writes go on: five times due, analyzed without a pause.
+    yield* sql`INSERT INTO grown_like SELECT g, repeat(md5(g::text), 4) FROM generate_series(12001, 27000) g`
+    quietFor.ms = 0
+    expect((yield* maintainOnce(compactedAt)).analyzed).toContain("grown_like")
+  }).pipe(Effect.provide(Layer.merge(layerPglite({ dataDir: "memory://" }), Growth))), 120_000)
+
 const Setting = Schema.Array(Schema.Struct({ setting: Schema.String }))
 
 it.scoped("the embedded store keeps a small buffer pool and samples fewer rows for its statistics (ANALYZE runs on the event loop)", () =>
