@@ -20,8 +20,30 @@ type Step = "keep" | "delete" | "insert"
 /** Half of a surrogate pair without the other. */
 export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
-/** The shortest edit script turning `a` into `b` (one step per character), or undefined beyond `max` edits. */
+/**
+ * The shortest edit script turning `a` into `b` (one step per character), or
+ * undefined beyond `max` edits. What the two share at either end is kept
+ * without a search (a shortest script keeps it too): Myers' search runs over
+ * the span between the first and the last difference only, and not at all
+ * when the lengths of that span differ by more than `max`.
+ */
 const editScript = (a: string, b: string, max: number): Array<Step> | undefined => {
+  const shorter = Math.min(a.length, b.length)
+  let head = 0
+  while (head < shorter && a.charCodeAt(head) === b.charCodeAt(head)) head++
+  let tail = 0
+  while (tail < shorter - head && a.charCodeAt(a.length - 1 - tail) === b.charCodeAt(b.length - 1 - tail)) tail++
+  const middleA = a.slice(head, a.length - tail)
+  const middleB = b.slice(head, b.length - tail)
+  if (Math.abs(middleA.length - middleB.length) > max) return undefined
+  const middle = searchScript(middleA, middleB, max)
+  if (middle === undefined) return undefined
+  const kept = (count: number): Array<Step> => new Array<Step>(count).fill("keep")
+  return [...kept(head), ...middle, ...kept(tail)]
+}
+
+/** Myers' search for the shortest edit script, or undefined beyond `max` edits. */
+const searchScript = (a: string, b: string, max: number): Array<Step> | undefined => {
   const n = a.length
   const m = b.length
   const limit = Math.min(max, n + m)
