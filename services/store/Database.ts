@@ -3,13 +3,13 @@
  * PostgreSQL server. Both run the same SQL through @effect/sql-pg.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { createPgConfig } from "@electric-sql/pglite/node-postgres"
 import { PgClient } from "@effect/sql-pg"
 import { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Redacted } from "effect"
 import { mkdirSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import Pg from "pg"
+import { pgliteConfig } from "./PgliteConnection.ts"
 
 /**
  * PostgreSQL's own defaults size shared buffers for a server (128 MB), and
@@ -88,7 +88,7 @@ export const layerPglite = (options: { readonly dataDir: string; readonly loadDa
             startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS, ...walSettings(segment)]
           })
           await dropTemplateDatabases(pglite)
-          const pool = new Pg.Pool({ ...createPgConfig(pglite), max: 1 } as Pg.PoolConfig)
+          const pool = new Pg.Pool({ ...pgliteConfig(pglite), max: 1 })
           return { pglite, pool }
         },
         catch: (cause) => new SqlError({ cause, message: `cannot open the embedded store at ${options.dataDir}` })
