@@ -62,9 +62,11 @@ const FORCED = 5
 const SMALL_BYTES = 32 * MB
 /**
  * ... and a table smaller than this is analyzed while writes go on (others
- * wait for a pause, or for five times their due): an analyze holds the
- * event loop for its whole sample, 150-200 ms for a memories table of
- * 10-25 MB, 40 ms for a 5 MB queue, and every recall waits behind it.
+ * wait for a pause, or for five times their due, so that a table whose rows
+ * churn without growing is measured again even if writes never pause): an
+ * analyze holds the event loop for its whole sample, 100-370 ms for a
+ * memories table of 3-25 MB, 25-64 ms for a queue of 2-5 MB, and every
+ * recall waits behind it.
  */
 const SMALL_ANALYZE_BYTES = MB
 
