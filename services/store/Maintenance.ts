@@ -52,10 +52,12 @@ const QUIET_CHECKPOINT_BYTES = 2 * MB
 /** What "writes have paused" means. */
 const QUIET_MS = 3_000
 
-/** Dead rows that make a table due for a vacuum (autovacuum's defaults). */
-export const vacuumDue = (table: { readonly live: number; readonly dead: number }) => table.dead >= 50 + 0.2 * table.live
-/** Rows changed since the last analyze that make a table due for one (autovacuum's defaults): its row width then is current. */
-export const analyzeDue = (table: { readonly live: number; readonly changed: number }) => table.changed >= 50 + 0.1 * table.live
+/** Dead rows that make a table of `live` rows due for a vacuum (autovacuum's defaults). */
+const vacuumAt = (live: number) => 50 + 0.2 * live
+export const vacuumDue = (table: { readonly live: number; readonly dead: number }) => table.dead >= vacuumAt(table.live)
+/** Rows changed since the last analyze that make a table of `live` rows due for one (autovacuum's defaults): its row width then is current. */
+const analyzeAt = (live: number) => 50 + 0.1 * live
+export const analyzeDue = (table: { readonly live: number; readonly changed: number }) => table.changed >= analyzeAt(table.live)
 /** Due this many times over, a table is vacuumed even while writes go on ... */
 const FORCED = 5
 /** ... and so is a table smaller than this, whose vacuum takes a few milliseconds. */
@@ -166,13 +168,13 @@ export const maintainOnce = (compactedAt: Map<string, number>) =>
         (SELECT sum(p.avg_width) FROM pg_stats p WHERE p.schemaname = 'public' AND p.tablename = s.relname) AS width
       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.schemaname = 'public'`.pipe(Effect.flatMap(decodeTables))
     const vacuumed = tables.filter((t) =>
-      vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * (50 + 0.2 * t.live))
+      vacuumDue(t) && (quiet || t.bytes < SMALL_BYTES || t.dead >= FORCED * vacuumAt(t.live))
     ).map((t) => t.name)
     for (const name of vacuumed) yield* sql`VACUUM ${sql(name)}`
     // Statistics kept current as autovacuum keeps them: the rewrite below judges a table by its rows' width now
     // (a queue's rows emptied after they settle are not judged by the width they had when full).
     const analyzed = tables.filter((t) =>
-      analyzeDue(t) && (quiet || t.bytes < SMALL_ANALYZE_BYTES || t.changed >= FORCED * (50 + 0.1 * t.live))
+      analyzeDue(t) && (quiet || t.bytes < SMALL_ANALYZE_BYTES || t.changed >= FORCED * analyzeAt(t.live))
     ).map((t) => t.name)
     for (const name of analyzed) yield* sql`ANALYZE ${sql(name)}`
     // Rewrites wait for a pause in writes; a table without statistics, or whose statistics were just taken,
