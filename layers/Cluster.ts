@@ -24,6 +24,7 @@ import {
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { RpcSerialization } from "@effect/rpc"
 import { Duration, Effect, Layer, Option } from "effect"
+import { retryableWrites } from "../services/RunnerProtocol.ts"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { StartupError } from "./StartupError.ts"
 
@@ -74,12 +75,10 @@ export const Socket = Layer.unwrapEffect(Effect.gen(function*() {
       }`
     })
   const server = NodeClusterSocket.layerSocketServer.pipe(Layer.mapError((e) => cannotListen(e.cause)))
-  const health = RunnerHealth.layerPing.pipe(
-    Layer.provide(Runners.layerRpc),
-    Layer.provide(NodeClusterSocket.layerClientProtocol)
-  )
+  const client = retryableWrites(NodeClusterSocket.layerClientProtocol)
+  const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(client))
   return SocketRunner.layer.pipe(
-    Layer.provide([server, NodeClusterSocket.layerClientProtocol]),
+    Layer.provide([server, client]),
     Layer.provide(health),
     Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.mapError(storeError))),
     Layer.provide(SqlRunnerStorage.layer.pipe(Layer.mapError(storeError))),
